@@ -1,0 +1,1 @@
+//! Guarded repair actions: pure planning, guarded execution, audit.

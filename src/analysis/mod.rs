@@ -1,0 +1,1 @@
+//! PURE analysis: Snapshot -> Report. No I/O, no clock, no async.

@@ -1,0 +1,1 @@
+//! Where objects come from: live watches, snapshot files, the demo.

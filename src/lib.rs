@@ -1,0 +1,11 @@
+//! restorewatch: watch Cozystack restores, flag the states that lose data, repair them safely.
+//!
+//! Data flows one way: a source (`cluster`) builds a `Snapshot`, `analysis::analyze` turns it into
+//! a `Report`, and the UI or `check` presents it. `actions` plan (pure) and execute (API) repairs.
+
+pub mod actions;
+pub mod analysis;
+pub mod cluster;
+pub mod model;
+pub mod sim;
+pub mod ui;

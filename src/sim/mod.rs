@@ -1,0 +1,1 @@
+//! The Kubernetes API emulator and the scenario player.
