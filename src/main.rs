@@ -1,3 +1,19 @@
-fn main() {
-    println!("restorewatch: under construction");
+use clap::Parser;
+use restorewatch::cli::{Cli, Command, exit};
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
+        None => restorewatch::cli::tui::run(cli.tui).await,
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("restorewatch: {e:#}");
+            exit::USAGE
+        }
+    };
+    std::process::exit(code);
 }

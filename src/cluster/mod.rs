@@ -1,1 +1,9 @@
-//! Where objects come from: live watches, snapshot files, the demo.
+//! Where objects come from: live watches, snapshot files, the demo. All produce a `Snapshot`.
+
+pub mod files;
+pub mod snapshot;
+
+pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};
+pub mod feed;
+
+pub use feed::{Frame, FrameRx, FrameTx};

@@ -1,6 +1,14 @@
 //! Typed, tolerant views of the kinds restorewatch watches.
 
+pub mod field;
+pub mod json;
 pub mod kind;
+pub mod meta;
 pub mod names;
+pub mod object;
+pub mod objects;
 
+pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};
+pub use meta::{Meta, OwnerRef};
+pub use object::{AnyObject, Obj, ParseError, parse_object};

@@ -1,0 +1,384 @@
+//! What the analysis produces: every restore with its steps and object chains, every finding,
+//! and the inventory of `-orig` PVCs. Typed values only; formatting happens at draw time.
+
+use super::codes::{ActionKind, Code, Severity};
+use crate::model::{Field, Kind};
+use jiff::Timestamp;
+use serde::Serialize;
+
+/// `Kind/namespace/name`, the form findings name objects in (empty namespace when cluster-scoped).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjRef {
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjRef {
+    pub fn new(kind: Kind, namespace: &str, name: &str) -> Self {
+        ObjRef {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}",
+            self.kind.info().api_kind,
+            self.namespace,
+            self.name
+        )
+    }
+}
+
+impl Serialize for ObjRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RestoreId {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for RestoreId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+impl Serialize for RestoreId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    pub restore: Option<RestoreId>,
+    pub objects: Vec<ObjRef>,
+    pub message: String,
+    pub remedy: String,
+    pub action: Option<ActionKind>,
+    /// Built on a kind whose watch is not healthy: may be out of date.
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    Velero,
+    Cnpg,
+    Other,
+}
+
+impl Driver {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Driver::Velero => "velero",
+            Driver::Cnpg => "cnpg",
+            Driver::Other => "other",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepState {
+    Pending,
+    Active,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl StepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Active => "active",
+            StepState::Done => "done",
+            StepState::Failed => "failed",
+            StepState::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepId {
+    Validate,
+    SuspendReleases,
+    HaltVm,
+    KeepDisks,
+    DeleteDatavolumes,
+    VeleroRestore,
+    DataDownload,
+    Complete,
+    Verify,
+    WalArchive,
+    SuspendRelease,
+    PatchApp,
+    Purge,
+    ResumeRelease,
+    Rebootstrap,
+    Healthy,
+}
+
+impl StepId {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepId::Validate => "validate",
+            StepId::SuspendReleases => "suspend-releases",
+            StepId::HaltVm => "halt-vm",
+            StepId::KeepDisks => "keep-disks",
+            StepId::DeleteDatavolumes => "delete-datavolumes",
+            StepId::VeleroRestore => "velero-restore",
+            StepId::DataDownload => "data-download",
+            StepId::Complete => "complete",
+            StepId::Verify => "verify",
+            StepId::WalArchive => "wal-archive",
+            StepId::SuspendRelease => "suspend-release",
+            StepId::PatchApp => "patch-app",
+            StepId::Purge => "purge",
+            StepId::ResumeRelease => "resume-release",
+            StepId::Rebootstrap => "rebootstrap",
+            StepId::Healthy => "healthy",
+        }
+    }
+
+    /// What the step does, for the timeline.
+    pub fn title(self) -> &'static str {
+        match self {
+            StepId::Validate => "Validate the RestoreJob",
+            StepId::SuspendReleases => "Suspend HelmReleases",
+            StepId::HaltVm => "Halt the VM",
+            StepId::KeepDisks => "Keep current disks as -orig PVCs",
+            StepId::DeleteDatavolumes => "Delete DataVolumes",
+            StepId::VeleroRestore => "Velero Restore",
+            StepId::DataDownload => "Download disk data",
+            StepId::Complete => "RestoreJob complete",
+            StepId::Verify => "Verify the application is back",
+            StepId::WalArchive => "WAL archive gate",
+            StepId::SuspendRelease => "Suspend the HelmRelease",
+            StepId::PatchApp => "Patch the Postgres app for bootstrap",
+            StepId::Purge => "Purge the old Cluster and its PVCs",
+            StepId::ResumeRelease => "Resume the HelmRelease",
+            StepId::Rebootstrap => "Re-bootstrap from the backup",
+            StepId::Healthy => "Cluster healthy",
+        }
+    }
+}
+
+/// Bytes moved of bytes to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+}
+
+impl Progress {
+    pub fn percent(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.done as f64 * 100.0 / self.total as f64)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    pub id: StepId,
+    pub state: StepState,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetRef {
+    pub kind: String,
+    pub name: String,
+}
+
+/// Who created an `-orig` PVC, as far as the cluster tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ownership {
+    /// Carries this RestoreJob's UID, or no annotation and created after it (older controller).
+    Ours { annotated: bool },
+    /// Carries another UID, or no annotation and created before this RestoreJob.
+    Foreign { other_uid: Option<String> },
+    /// No annotation and no usable timestamps.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PvcInfo {
+    pub name: String,
+    pub uid: String,
+    pub phase: Field<String>,
+    pub volume: Option<String>,
+    pub created: Option<Timestamp>,
+    pub deleting: bool,
+    pub restore_job_uid: Option<String>,
+    pub recorded_policy: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PvInfo {
+    pub name: String,
+    pub phase: Field<String>,
+    pub reclaim_policy: Field<String>,
+    /// `namespace/name` the PV's claimRef points at, and the UID if set.
+    pub claim: Option<(String, Option<String>)>,
+    pub recorded_policy: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadInfo {
+    pub name: String,
+    pub phase: Field<String>,
+    pub progress: Option<Progress>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DvInfo {
+    pub name: String,
+    pub phase: Field<String>,
+    pub progress: Option<String>,
+}
+
+/// One disk of a VM restore: DataVolume -> PVC -> PV, and the `-orig` PVC -> its PV.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskChain {
+    /// The DataVolume / PVC name (`vm-disk-<d>`).
+    pub disk: String,
+    pub data_volume: Option<DvInfo>,
+    pub pvc: Option<PvcInfo>,
+    pub pv: Option<PvInfo>,
+    pub orig_name: String,
+    pub orig: Option<PvcInfo>,
+    pub orig_ownership: Option<Ownership>,
+    pub orig_pv: Option<PvInfo>,
+    pub download: Option<DownloadInfo>,
+}
+
+/// The serverName comparison of a Postgres restore.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgView {
+    pub app: String,
+    pub cluster_name: String,
+    pub new_server_name: Option<String>,
+    pub plugin_server_name: Option<Field<String>>,
+    pub recovery_server_name: Option<String>,
+    pub cluster_uid: Option<String>,
+    pub cluster_phase: Option<String>,
+    pub cluster_deleting: bool,
+    pub object_store: String,
+    pub object_store_owner_uid: Option<String>,
+    pub archive_destination: Option<String>,
+    pub recovery_destination: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventLine {
+    pub time: Option<Timestamp>,
+    pub type_: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i64,
+    /// The object the event is about, when not the RestoreJob itself.
+    pub about: Option<ObjRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreView {
+    pub id: RestoreId,
+    pub uid: String,
+    pub driver: Driver,
+    pub target: Option<TargetRef>,
+    pub in_place: bool,
+    /// The RestoreJob's phase as written (`""` before the controller picks it up; `unknown`
+    /// when unreadable).
+    pub phase: String,
+    pub terminal: bool,
+    pub message: Option<String>,
+    pub created: Option<Timestamp>,
+    pub started_at: Option<Timestamp>,
+    pub completed_at: Option<Timestamp>,
+    /// CNPG: when the controller gives up.
+    pub deadline: Option<Timestamp>,
+    pub backup: Option<String>,
+    /// `shortHash` of the RestoreJob name: the `-orig` suffix.
+    pub hash: String,
+    pub keep_original_pvc: Option<bool>,
+    pub steps: Vec<Step>,
+    pub disks: Vec<DiskChain>,
+    pub postgres: Option<PgView>,
+    pub events: Vec<EventLine>,
+    /// Newest change seen anywhere in the restore's object tree.
+    pub last_change: Option<Timestamp>,
+    pub stale: bool,
+}
+
+impl RestoreView {
+    /// The step an operator should look at: the first failed, else the first active, else the
+    /// first pending.
+    pub fn current_step(&self) -> Option<&Step> {
+        let by = |s: StepState| self.steps.iter().find(|st| st.state == s);
+        by(StepState::Failed)
+            .or_else(|| by(StepState::Active))
+            .or_else(|| by(StepState::Pending))
+    }
+}
+
+/// An `-orig` PVC anywhere in the cluster, and whether it can be reclaimed now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrigPvcView {
+    pub namespace: String,
+    pub pvc: PvcInfo,
+    /// The disk it keeps (`vm-disk-<d>`) and the hash in its name.
+    pub base: String,
+    pub hash: String,
+    pub size: Option<String>,
+    /// The RestoreJob that made it, when it can be told.
+    pub restore: Option<RestoreId>,
+    pub restore_phase: Option<String>,
+    pub pv: Option<PvInfo>,
+    /// The StorageClass's reclaim policy: the likely original when none was recorded.
+    pub class_policy: Option<String>,
+    /// Pods that mount it.
+    pub mounted_by: Vec<String>,
+    /// `Ok(policy to restore)` or why it cannot be reclaimed now.
+    pub reclaim: Result<Option<String>, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    pub now: Option<Timestamp>,
+    pub restores: Vec<RestoreView>,
+    pub findings: Vec<Finding>,
+    pub orig_pvcs: Vec<OrigPvcView>,
+}
+
+impl Report {
+    pub fn restore(&self, id: &RestoreId) -> Option<&RestoreView> {
+        self.restores.iter().find(|r| &r.id == id)
+    }
+
+    pub fn findings_for<'a>(&'a self, id: &'a RestoreId) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings
+            .iter()
+            .filter(move |f| f.restore.as_ref() == Some(id))
+    }
+
+    pub fn worst_severity(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}

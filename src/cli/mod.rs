@@ -1,0 +1,42 @@
+//! Command-line interface: argument types and one module per command. `main.rs` only parses
+//! and dispatches here.
+
+pub mod check;
+pub mod common;
+pub mod tui;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "restorewatch",
+    version,
+    about = "Watch Cozystack restores, flag the states that lose data, repair them safely",
+    long_about = "restorewatch watches RestoreJobs and everything a Cozystack restore touches \
+(PVCs, PVs, DataVolumes, VMs, Velero Restores, DataDownloads, CNPG Clusters), shows each \
+restore's progress step by step, flags conflicts and stale state with stable finding codes, and \
+runs the same guarded repairs the controller runs.\n\nWithout a subcommand it opens the dashboard \
+on the current kubeconfig context. Try `restorewatch demo` for a simulated cluster."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub tui: tui::TuiArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Analyse once (a live cluster or kubectl dumps), print findings, exit 0/1/2
+    Check(check::CheckArgs),
+}
+
+/// Exit codes that mean something to scripts.
+pub mod exit {
+    /// Nothing reached the `--fail-on` level.
+    pub const OK: i32 = 0;
+    /// A finding reached the `--fail-on` level.
+    pub const FINDINGS: i32 = 1;
+    /// Bad usage or unreadable input.
+    pub const USAGE: i32 = 2;
+}

@@ -1,0 +1,98 @@
+//! Object metadata, read tolerantly.
+
+use super::json::{array_at, at, map_at, opt_str, time_at};
+use jiff::Timestamp;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    pub controller: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub name: String,
+    /// Empty for cluster-scoped kinds.
+    pub namespace: String,
+    pub uid: String,
+    pub resource_version: String,
+    pub generate_name: Option<String>,
+    pub created: Option<Timestamp>,
+    pub deleted: Option<Timestamp>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub owners: Vec<OwnerRef>,
+    pub finalizers: Vec<String>,
+    /// The latest time the object is known to have changed: the newest of its creation,
+    /// deletion, managedFields times and condition transitions, or, in live mode, when the
+    /// watch last delivered a change. Used for stall detection.
+    pub last_change: Option<Timestamp>,
+}
+
+impl Meta {
+    /// Reads metadata; `None` when the object has no usable name (it cannot be keyed).
+    pub fn parse(v: &Value) -> Option<Meta> {
+        let name = opt_str(v, &["metadata", "name"]).filter(|n| !n.is_empty())?;
+        let created = time_at(v, &["metadata", "creationTimestamp"])
+            .known()
+            .copied();
+        let deleted = time_at(v, &["metadata", "deletionTimestamp"])
+            .known()
+            .copied();
+        let owners = array_at(v, &["metadata", "ownerReferences"])
+            .iter()
+            .filter_map(|o| {
+                Some(OwnerRef {
+                    api_version: opt_str(o, &["apiVersion"]).unwrap_or_default(),
+                    kind: opt_str(o, &["kind"])?,
+                    name: opt_str(o, &["name"]).unwrap_or_default(),
+                    uid: opt_str(o, &["uid"]).unwrap_or_default(),
+                    controller: at(o, &["controller"])
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                })
+            })
+            .collect();
+        let mut last_change = [created, deleted].into_iter().flatten().max();
+        let managed_times = array_at(v, &["metadata", "managedFields"])
+            .iter()
+            .filter_map(|m| time_at(m, &["time"]).known().copied());
+        let condition_times = array_at(v, &["status", "conditions"])
+            .iter()
+            .filter_map(|c| time_at(c, &["lastTransitionTime"]).known().copied());
+        for t in managed_times.chain(condition_times) {
+            last_change = Some(last_change.map_or(t, |l| l.max(t)));
+        }
+        Some(Meta {
+            name,
+            namespace: opt_str(v, &["metadata", "namespace"]).unwrap_or_default(),
+            uid: opt_str(v, &["metadata", "uid"]).unwrap_or_default(),
+            resource_version: opt_str(v, &["metadata", "resourceVersion"]).unwrap_or_default(),
+            generate_name: opt_str(v, &["metadata", "generateName"]),
+            created,
+            deleted,
+            labels: map_at(v, &["metadata", "labels"]),
+            annotations: map_at(v, &["metadata", "annotations"]),
+            owners,
+            finalizers: super::json::str_list(v, &["metadata", "finalizers"]),
+            last_change,
+        })
+    }
+
+    pub fn controller_owner(&self) -> Option<&OwnerRef> {
+        self.owners.iter().find(|o| o.controller)
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+}

@@ -1,0 +1,162 @@
+//! One stored object: its metadata, its typed view, and its whole content as compact JSON text
+//! (for the YAML view), with the noise stripped and the secrets redacted at the door.
+
+use super::kind::Kind;
+use super::meta::Meta;
+use super::objects::*;
+use serde_json::Value;
+use std::ops::Deref;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Obj<T> {
+    pub meta: Meta,
+    pub spec: T,
+    /// The object as JSON text: `managedFields` and `last-applied-configuration` removed,
+    /// secrets redacted. Text, not a `Value`, because it is read only when a person asks.
+    pub raw: Box<str>,
+}
+
+impl<T> Deref for Obj<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.spec
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("not an object")]
+    NotAnObject,
+    #[error("no apiVersion/kind")]
+    NoKind,
+    #[error("kind {kind} ({api_version}) is not one restorewatch reads")]
+    UnknownKind { api_version: String, kind: String },
+    #[error("{kind} without metadata.name")]
+    NoName { kind: String },
+}
+
+macro_rules! any_object {
+    ($($variant:ident => $ty:ty),* $(,)?) => {
+        /// An object of any watched kind.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum AnyObject {
+            $($variant(Obj<$ty>),)*
+        }
+
+        impl AnyObject {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(AnyObject::$variant(_) => Kind::$variant,)*
+                }
+            }
+
+            pub fn meta(&self) -> &Meta {
+                match self {
+                    $(AnyObject::$variant(o) => &o.meta,)*
+                }
+            }
+
+            pub fn meta_mut(&mut self) -> &mut Meta {
+                match self {
+                    $(AnyObject::$variant(o) => &mut o.meta,)*
+                }
+            }
+
+            pub fn raw(&self) -> &str {
+                match self {
+                    $(AnyObject::$variant(o) => &o.raw,)*
+                }
+            }
+
+            fn build(kind: Kind, meta: Meta, v: &Value, raw: Box<str>) -> AnyObject {
+                match kind {
+                    $(Kind::$variant => AnyObject::$variant(Obj { meta, spec: <$ty>::parse(v), raw }),)*
+                }
+            }
+        }
+    };
+}
+
+any_object! {
+    Namespace => Namespace,
+    PersistentVolumeClaim => Pvc,
+    PersistentVolume => Pv,
+    StorageClass => StorageClass,
+    Pod => Pod,
+    Event => Event,
+    RestoreJob => RestoreJob,
+    Backup => Backup,
+    DataVolume => DataVolume,
+    VirtualMachine => VirtualMachine,
+    VirtualMachineInstance => Vmi,
+    HelmRelease => HelmRelease,
+    VeleroRestore => VeleroRestore,
+    DataDownload => DataDownload,
+    CnpgCluster => CnpgCluster,
+    CnpgBackup => CnpgBackup,
+    ObjectStore => ObjectStore,
+    Postgres => PostgresApp,
+}
+
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub const REDACTED: &str = "<redacted by restorewatch>";
+
+/// Removes what costs memory and helps no one: server-side field ownership and kubectl's copy of
+/// the last applied manifest.
+pub fn strip_noise(v: &mut Value) {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            ann.remove(LAST_APPLIED);
+            if ann.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+}
+
+/// Hides what must never reach a screen or a log: a Backup's `underlyingResources` (a CNPG
+/// snapshot carries user passwords) and any Secret's data.
+fn redact(kind: Kind, v: &mut Value) {
+    if kind == Kind::Backup
+        && let Some(status) = v.get_mut("status").and_then(Value::as_object_mut)
+        && status.contains_key("underlyingResources")
+    {
+        status.insert("underlyingResources".into(), Value::String(REDACTED.into()));
+    }
+}
+
+/// Reads one object. Kind-specific fields never fail the object; only an object that cannot be
+/// identified (no kind, no name) or is of a kind restorewatch does not read is refused.
+pub fn parse_object(mut v: Value) -> Result<AnyObject, ParseError> {
+    if !v.is_object() {
+        return Err(ParseError::NotAnObject);
+    }
+    let api_version = v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let api_kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if api_version.is_empty() || api_kind.is_empty() {
+        return Err(ParseError::NoKind);
+    }
+    let kind = Kind::from_api(&api_version, &api_kind).ok_or(ParseError::UnknownKind {
+        api_version,
+        kind: api_kind.clone(),
+    })?;
+    // Meta first: it reads managedFields times before they are stripped.
+    let meta = Meta::parse(&v).ok_or(ParseError::NoName { kind: api_kind })?;
+    strip_noise(&mut v);
+    // Typed fields are read before redaction, which only hides them from display.
+    let mut shown = v.clone();
+    redact(kind, &mut shown);
+    let raw = serde_json::to_string(&shown)
+        .unwrap_or_default()
+        .into_boxed_str();
+    Ok(AnyObject::build(kind, meta, &v, raw))
+}

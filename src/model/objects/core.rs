@@ -1,0 +1,198 @@
+use super::super::field::Field;
+use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
+use jiff::Timestamp;
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Namespace {}
+
+impl Namespace {
+    pub fn parse(_v: &Value) -> Self {
+        Namespace {}
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pvc {
+    /// `Pending`, `Bound`, `Lost`.
+    pub phase: Field<String>,
+    pub volume_name: Option<String>,
+    pub storage_class: Option<String>,
+    pub access_modes: Vec<String>,
+    pub volume_mode: Option<String>,
+    /// `spec.resources.requests.storage`, as the quantity string.
+    pub request: Option<String>,
+    /// `status.capacity.storage`.
+    pub capacity: Option<String>,
+}
+
+impl Pvc {
+    pub fn parse(v: &Value) -> Self {
+        Pvc {
+            phase: str_at(v, &["status", "phase"]),
+            volume_name: opt_str(v, &["spec", "volumeName"]).filter(|s| !s.is_empty()),
+            storage_class: opt_str(v, &["spec", "storageClassName"]),
+            access_modes: str_list(v, &["spec", "accessModes"]),
+            volume_mode: opt_str(v, &["spec", "volumeMode"]),
+            request: quantity(v, &["spec", "resources", "requests", "storage"]),
+            capacity: quantity(v, &["status", "capacity", "storage"]),
+        }
+    }
+
+    pub fn size(&self) -> Option<&str> {
+        self.capacity.as_deref().or(self.request.as_deref())
+    }
+}
+
+/// Quantities arrive as strings, but a hand-written manifest may carry a bare number.
+fn quantity(v: &Value, path: &[&str]) -> Option<String> {
+    match at(v, path)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClaimRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pv {
+    /// `Available`, `Bound`, `Released`, `Failed`, `Pending`.
+    pub phase: Field<String>,
+    /// `Retain`, `Delete`, `Recycle`.
+    pub reclaim_policy: Field<String>,
+    pub claim_ref: Option<ClaimRef>,
+    pub storage_class: Option<String>,
+    pub capacity: Option<String>,
+}
+
+impl Pv {
+    pub fn parse(v: &Value) -> Self {
+        let claim_ref = at(v, &["spec", "claimRef"]).and_then(|c| {
+            Some(ClaimRef {
+                namespace: opt_str(c, &["namespace"]).unwrap_or_default(),
+                name: opt_str(c, &["name"])?,
+                uid: opt_str(c, &["uid"]).filter(|u| !u.is_empty()),
+            })
+        });
+        Pv {
+            phase: str_at(v, &["status", "phase"]),
+            reclaim_policy: str_at(v, &["spec", "persistentVolumeReclaimPolicy"]),
+            claim_ref,
+            storage_class: opt_str(v, &["spec", "storageClassName"]),
+            capacity: quantity(v, &["spec", "capacity", "storage"]),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StorageClass {
+    /// Absent means `Delete`, the API default.
+    pub reclaim_policy: Field<String>,
+    pub provisioner: Option<String>,
+}
+
+impl StorageClass {
+    pub fn parse(v: &Value) -> Self {
+        StorageClass {
+            reclaim_policy: str_at(v, &["reclaimPolicy"]),
+            provisioner: opt_str(v, &["provisioner"]),
+        }
+    }
+
+    pub fn effective_reclaim_policy(&self) -> Option<&str> {
+        match &self.reclaim_policy {
+            Field::Known(p) => Some(p),
+            Field::Missing => Some("Delete"),
+            Field::Invalid(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pod {
+    pub phase: Field<String>,
+    /// Claim names of `spec.volumes[].persistentVolumeClaim`.
+    pub claims: Vec<String>,
+    pub node: Option<String>,
+}
+
+impl Pod {
+    pub fn parse(v: &Value) -> Self {
+        Pod {
+            phase: str_at(v, &["status", "phase"]),
+            claims: array_at(v, &["spec", "volumes"])
+                .iter()
+                .filter_map(|vol| opt_str(vol, &["persistentVolumeClaim", "claimName"]))
+                .collect(),
+            node: opt_str(v, &["spec", "nodeName"]),
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InvolvedObject {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Event {
+    pub involved: InvolvedObject,
+    /// `Normal` or `Warning`.
+    pub type_: Option<String>,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    pub count: Option<i64>,
+    pub first: Option<Timestamp>,
+    pub last: Option<Timestamp>,
+    pub source: Option<String>,
+}
+
+impl Event {
+    pub fn parse(v: &Value) -> Self {
+        let io = at(v, &["involvedObject"]).or_else(|| at(v, &["regarding"]));
+        let involved = io
+            .map(|o| InvolvedObject {
+                kind: opt_str(o, &["kind"]).unwrap_or_default(),
+                namespace: opt_str(o, &["namespace"]).unwrap_or_default(),
+                name: opt_str(o, &["name"]).unwrap_or_default(),
+                uid: opt_str(o, &["uid"]).filter(|u| !u.is_empty()),
+            })
+            .unwrap_or_default();
+        let first = time_at(v, &["firstTimestamp"]).known().copied();
+        let event_time = time_at(v, &["eventTime"]).known().copied();
+        let last = time_at(v, &["lastTimestamp"])
+            .known()
+            .copied()
+            .or(event_time)
+            .or(first);
+        Event {
+            involved,
+            type_: opt_str(v, &["type"]),
+            reason: opt_str(v, &["reason"]),
+            message: opt_str(v, &["message"]).or_else(|| opt_str(v, &["note"])),
+            count: i64_at(v, &["count"]).known().copied(),
+            first: first.or(event_time),
+            last,
+            source: opt_str(v, &["source", "component"])
+                .or_else(|| opt_str(v, &["reportingComponent"]))
+                .or_else(|| opt_str(v, &["reportingController"])),
+        }
+    }
+
+    pub fn is_warning(&self) -> bool {
+        self.type_.as_deref() == Some("Warning")
+    }
+}

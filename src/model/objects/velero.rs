@@ -1,0 +1,90 @@
+use super::super::field::Field;
+use super::super::json::{array_at, i64_at, opt_str, str_at};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VeleroRestore {
+    pub phase: Field<String>,
+    pub backup_name: Option<String>,
+    pub items_restored: Option<i64>,
+    pub total_items: Option<i64>,
+    pub validation_errors: Vec<String>,
+    pub failure_reason: Option<String>,
+    pub errors: Option<i64>,
+    pub warnings: Option<i64>,
+}
+
+impl VeleroRestore {
+    pub fn parse(v: &Value) -> Self {
+        VeleroRestore {
+            phase: str_at(v, &["status", "phase"]),
+            backup_name: opt_str(v, &["spec", "backupName"]),
+            items_restored: i64_at(v, &["status", "progress", "itemsRestored"])
+                .known()
+                .copied(),
+            total_items: i64_at(v, &["status", "progress", "totalItems"])
+                .known()
+                .copied(),
+            validation_errors: array_at(v, &["status", "validationErrors"])
+                .iter()
+                .filter_map(|e| e.as_str().map(str::to_string))
+                .collect(),
+            failure_reason: opt_str(v, &["status", "failureReason"]),
+            errors: i64_at(v, &["status", "errors"]).known().copied(),
+            warnings: i64_at(v, &["status", "warnings"]).known().copied(),
+        }
+    }
+
+    /// Velero's terminal phases; anything else, `FailedValidation` included, keeps the
+    /// controller waiting.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self.phase.as_deref(),
+            Some("Completed" | "Failed" | "PartiallyFailed")
+        )
+    }
+
+    pub fn is_failed(&self) -> bool {
+        matches!(self.phase.as_deref(), Some("Failed" | "PartiallyFailed"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DataDownload {
+    pub phase: Field<String>,
+    pub target_pvc: Option<String>,
+    pub target_namespace: Option<String>,
+    pub target_pv: Option<String>,
+    pub bytes_done: Option<i64>,
+    pub total_bytes: Option<i64>,
+    pub message: Option<String>,
+}
+
+impl DataDownload {
+    pub fn parse(v: &Value) -> Self {
+        DataDownload {
+            phase: str_at(v, &["status", "phase"]),
+            target_pvc: opt_str(v, &["spec", "targetVolume", "pvc"]),
+            target_namespace: opt_str(v, &["spec", "targetVolume", "namespace"]),
+            target_pv: opt_str(v, &["spec", "targetVolume", "pv"]),
+            bytes_done: i64_at(v, &["status", "progress", "bytesDone"])
+                .known()
+                .copied(),
+            total_bytes: i64_at(v, &["status", "progress", "totalBytes"])
+                .known()
+                .copied(),
+            message: opt_str(v, &["status", "message"]),
+        }
+    }
+
+    pub fn is_failed(&self) -> bool {
+        matches!(
+            self.phase.as_deref(),
+            Some("Failed" | "Canceled" | "Canceling")
+        )
+    }
+
+    pub fn is_completed(&self) -> bool {
+        self.phase.as_deref() == Some("Completed")
+    }
+}
