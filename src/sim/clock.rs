@@ -13,7 +13,7 @@ pub fn now_rfc3339() -> String {
     format_ts(Timestamp::now())
 }
 
-/// `5s`, `2m`, `1h`, `250ms`, `1.5s`: the durations of scenario offsets and fault specs.
+/// `5s`, `2m`, `1h`, `7d`, `250ms`, `1.5s`: the durations of scenario offsets and fault specs.
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
@@ -29,6 +29,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
+        "d" => n * 86400.0,
         _ => return None,
     };
     Some(Duration::from_secs_f64(secs))

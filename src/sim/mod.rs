@@ -18,6 +18,7 @@ pub mod load;
 pub mod openapi;
 pub mod patch;
 pub mod privileged;
+pub mod proto;
 pub mod routes;
 pub mod scenario;
 pub mod selectors;

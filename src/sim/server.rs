@@ -23,6 +23,7 @@ use crate::sim::discovery;
 use crate::sim::faults::FaultHandle;
 use crate::sim::handlers;
 use crate::sim::openapi;
+use crate::sim::proto;
 use crate::sim::routes::{Route, parse_path, parse_query};
 use crate::sim::status::ApiError;
 use crate::sim::store::Store;
@@ -150,6 +151,19 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             }
             Caller::Anyone
         }
+    };
+    // kubectl's typed clients send protobuf; the supported shapes are turned into JSON here.
+    let (content_type, body) = if content_type.starts_with(proto::CONTENT_TYPE) {
+        match proto::decode(&body) {
+            Some(v) => ("application/json".to_string(), Bytes::from(v.to_string())),
+            None => {
+                return error_response(&ApiError::unsupported_media_type(
+                    "restorewatch-sim decodes only a few protobuf bodies; send application/json",
+                ));
+            }
+        }
+    } else {
+        (content_type, body)
     };
     let r = Req {
         method,
