@@ -900,3 +900,37 @@ async fn injected_500_and_429_reach_the_client() {
     sim.faults().clear();
     assert!(raw.list(&ListParams::default()).await.is_ok());
 }
+
+#[tokio::test]
+async fn written_kubeconfig_works_for_kube_with_a_token() {
+    let mut tokens = HashMap::new();
+    tokens.insert("t0k".to_string(), Policy::builtin("readonly").unwrap());
+    let sim = start_with(SimConfig {
+        tokens,
+        ..SimConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&path, Some("t0k")).unwrap();
+    let kc = kube::config::Kubeconfig::read_from(&path).unwrap();
+    assert_eq!(kc.current_context.as_deref(), Some("restorewatch-sim"));
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client, "a");
+    assert!(
+        pvcs.list(&ListParams::default()).await.is_ok(),
+        "the token from the kubeconfig is sent"
+    );
+    let e = api_error(
+        pvcs.create(&PostParams::default(), &pvc("x", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 403);
+    let v = sim.client().unwrap().apiserver_version().await.unwrap();
+    assert_eq!(v.major, "1");
+}

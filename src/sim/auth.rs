@@ -105,9 +105,12 @@ impl Policy {
 }
 
 /// No tokens configured = authentication off (every request is allowed, as `system:admin`).
+/// `anonymous` is the policy of requests without a token when authentication is on (kubectl
+/// never sends a token to an `http://` server: client-go reads credentials only for TLS).
 #[derive(Debug, Clone, Default)]
 pub struct Auth {
     tokens: HashMap<String, Policy>,
+    anonymous: Option<Policy>,
 }
 
 /// Who is asking.
@@ -118,7 +121,7 @@ pub enum Caller<'a> {
 }
 
 impl Auth {
-    pub fn new(tokens: HashMap<String, Policy>) -> Self {
+    pub fn new(tokens: HashMap<String, Policy>, anonymous: Option<Policy>) -> Self {
         let tokens = tokens
             .into_iter()
             .map(|(t, mut p)| {
@@ -128,11 +131,15 @@ impl Auth {
                 (t, p)
             })
             .collect();
-        Auth { tokens }
+        let anonymous = anonymous.map(|mut p| {
+            p.user = "system:anonymous".into();
+            p
+        });
+        Auth { tokens, anonymous }
     }
 
     pub fn enabled(&self) -> bool {
-        !self.tokens.is_empty()
+        !self.tokens.is_empty() || self.anonymous.is_some()
     }
 
     /// `None` = 401.
@@ -140,7 +147,10 @@ impl Auth {
         if !self.enabled() {
             return Some(Caller::Anyone);
         }
-        let token = authorization?.strip_prefix("Bearer ")?.trim();
+        let Some(authorization) = authorization else {
+            return self.anonymous.as_ref().map(Caller::User);
+        };
+        let token = authorization.strip_prefix("Bearer ")?.trim();
         self.tokens.get(token).map(Caller::User)
     }
 }

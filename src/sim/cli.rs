@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// token goes into the written kubeconfig. Repeatable.
     #[arg(long = "token", value_name = "TOKEN=POLICY")]
     pub tokens: Vec<String>,
+    /// Policy for requests without a token (user `system:anonymous`): `admin`, `readonly` or
+    /// a policy file. kubectl sends no token to an http:// server, so this is how kubectl is
+    /// given limited rights.
+    #[arg(long, value_name = "POLICY")]
+    pub anonymous: Option<String>,
     /// Do not remove the PVC/PV protection finalizers of deleted objects.
     #[arg(long)]
     pub no_controller_manager: bool,
@@ -55,15 +60,18 @@ fn parse_token(spec: &str) -> anyhow::Result<(String, Policy)> {
         .split_once('=')
         .filter(|(t, p)| !t.is_empty() && !p.is_empty())
         .with_context(|| format!("--token {spec:?}: expected TOKEN=POLICY"))?;
-    let policy = match Policy::builtin(policy) {
-        Some(p) => p,
+    Ok((token.to_string(), load_policy(policy)?))
+}
+
+fn load_policy(name_or_file: &str) -> anyhow::Result<Policy> {
+    match Policy::builtin(name_or_file) {
+        Some(p) => Ok(p),
         None => {
-            let text = std::fs::read_to_string(policy)
-                .with_context(|| format!("reading policy file {policy}"))?;
-            Policy::parse(&text).with_context(|| format!("policy file {policy}"))?
+            let text = std::fs::read_to_string(name_or_file)
+                .with_context(|| format!("reading policy file {name_or_file}"))?;
+            Policy::parse(&text).with_context(|| format!("policy file {name_or_file}"))
         }
-    };
-    Ok((token.to_string(), policy))
+    }
 }
 
 /// Runs a `sim` subcommand; the result is the process exit status.
@@ -93,6 +101,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
         first_token.get_or_insert_with(|| token.clone());
         tokens.insert(token, policy);
     }
+    let anonymous = args.anonymous.as_deref().map(load_policy).transpose()?;
     let scenarios = args
         .scenarios
         .iter()
@@ -111,6 +120,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     let sim = Sim::start(SimConfig {
         port: args.port,
         tokens,
+        anonymous,
         faults,
         controller_manager: !args.no_controller_manager,
         ..SimConfig::default()

@@ -52,8 +52,11 @@ pub use store::Store;
 pub struct SimConfig {
     /// 0 = any free port.
     pub port: u16,
-    /// Bearer token -> policy. Empty = authentication off.
+    /// Bearer token -> policy. Empty (and no `anonymous`) = authentication off.
     pub tokens: HashMap<String, Policy>,
+    /// Policy for requests without a token (user `system:anonymous`); `None` = they get 401
+    /// when tokens are configured.
+    pub anonymous: Option<Policy>,
     pub faults: FaultSpec,
     pub bookmark_interval: Duration,
     /// Changes kept per kind for watch resume; older versions get 410 Expired.
@@ -71,6 +74,7 @@ impl Default for SimConfig {
         SimConfig {
             port: 0,
             tokens: HashMap::new(),
+            anonymous: None,
             faults: FaultSpec::default(),
             bookmark_interval: Duration::from_secs(30),
             history_limit: 1000,
@@ -95,7 +99,7 @@ impl Sim {
         let faults = FaultHandle::new(config.faults.clone());
         let ctx = Arc::new(server::Ctx {
             store: store.clone(),
-            auth: auth::Auth::new(config.tokens.clone()),
+            auth: auth::Auth::new(config.tokens.clone(), config.anonymous.clone()),
             faults: faults.clone(),
             bookmark_interval: config.bookmark_interval.max(Duration::from_millis(10)),
             address: addr.to_string(),
