@@ -104,7 +104,7 @@ fn object_meta(buf: &[u8]) -> Option<Value> {
     Some(Value::Object(meta))
 }
 
-fn sub<'a>(buf: &'a [u8], want: u32) -> Option<Option<&'a [u8]>> {
+fn sub(buf: &[u8], want: u32) -> Option<Option<&[u8]>> {
     Some(fields(buf)?.into_iter().find_map(|f| match f {
         Field::Bytes(n, b) if n == want => Some(b),
         _ => None,
