@@ -934,3 +934,193 @@ async fn written_kubeconfig_works_for_kube_with_a_token() {
     let v = sim.client().unwrap().apiserver_version().await.unwrap();
     assert_eq!(v.major, "1");
 }
+
+/// One raw HTTP/1.1 exchange: (status code, body).
+async fn raw(
+    sim: &SimHandle,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &str,
+) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", sim.port()))
+        .await
+        .unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(WAIT, s.read_to_string(&mut out))
+        .await
+        .expect("answer")
+        .unwrap();
+    let code = out.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("");
+    (
+        code,
+        serde_json::from_str(body).unwrap_or(Value::String(body.to_string())),
+    )
+}
+
+#[tokio::test]
+async fn odd_requests_get_status_bodies() {
+    let sim = start().await;
+    let (code, body) = raw(&sim, "GET", "/apis/nope/v1/things", "", "").await;
+    assert_eq!(code, 404);
+    assert_eq!(
+        body["message"],
+        "the server could not find the requested resource"
+    );
+    assert_eq!(body["kind"], "Status");
+    let (code, body) = raw(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/a/persistentvolumeclaims",
+        "application/json",
+        "{not json",
+    )
+    .await;
+    assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")));
+    let (code, _) = raw(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/a/persistentvolumeclaims",
+        "application/json",
+        "[1,2]",
+    )
+    .await;
+    assert_eq!(code, 400);
+    sim.store()
+        .put(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p", "namespace": "a"}}))
+        .unwrap();
+    let (code, body) = raw(
+        &sim,
+        "PATCH",
+        "/api/v1/namespaces/a/persistentvolumeclaims/p",
+        "text/plain",
+        "{}",
+    )
+    .await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (415, Some("415: Unsupported Media Type"))
+    );
+    let (code, body) = raw(
+        &sim,
+        "GET",
+        "/api/v1/namespaces/zz/persistentvolumeclaims/p",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (404, Some("persistentvolumeclaims \"p\" not found"))
+    );
+    let (code, body) = raw(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/zz/persistentvolumeclaims",
+        "application/json",
+        r#"{"metadata":{"name":"q"}}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (404, Some("namespaces \"zz\" not found"))
+    );
+    let (code, body) = raw(&sim, "GET", "/apis/velero.io/v1", "", "").await;
+    assert_eq!(
+        (code, body["kind"].as_str()),
+        (200, Some("APIResourceList"))
+    );
+    let (code, body) = raw(&sim, "GET", "/version", "", "").await;
+    assert_eq!((code, body["major"].as_str()), (200, Some("1")));
+    let (code, body) = raw(
+        &sim,
+        "GET",
+        "/api/v1/namespaces/a/persistentvolumeclaims?watch=1&resourceVersion=abc",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")));
+}
+
+#[tokio::test]
+async fn loaded_dumps_keep_versions_and_uids() {
+    let sim = start().await;
+    let dump = r#"{"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": "d1", "namespace": "a", "uid": "u-1", "resourceVersion": "987654",
+                      "creationTimestamp": "2020-01-01T00:00:00Z"},
+         "status": {"phase": "Bound"}}]}"#;
+    for obj in restorewatch::sim::load::parse_objects(dump).unwrap() {
+        sim.store().load(obj).unwrap();
+    }
+    assert!(sim.store().current_rv() >= 987_654);
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(sim.client().unwrap(), "a");
+    let d1 = pvcs.get("d1").await.unwrap();
+    assert_eq!(d1.metadata.resource_version.as_deref(), Some("987654"));
+    assert_eq!(d1.metadata.uid.as_deref(), Some("u-1"));
+    assert_eq!(d1.status.and_then(|s| s.phase).as_deref(), Some("Bound"));
+    let fresh = pvcs
+        .create(&PostParams::default(), &pvc("d2", json!({})))
+        .await
+        .unwrap();
+    let rv: u64 = fresh.metadata.resource_version.unwrap().parse().unwrap();
+    assert!(rv > 987_654);
+}
+
+#[tokio::test]
+async fn freeze_holds_requests_and_drop_after_n_events_ends_watches() {
+    let sim = start().await;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(sim.client().unwrap(), "a", &ar(Kind::DataDownload));
+    sim.faults().freeze(true);
+    let pending = tokio::spawn({
+        let api = api.clone();
+        async move {
+            api.list(&ListParams::default())
+                .await
+                .map(|l| l.items.len())
+        }
+    });
+    tokio::task::yield_now().await;
+    assert!(!pending.is_finished(), "a frozen server does not answer");
+    sim.faults().freeze(false);
+    assert_eq!(
+        tokio::time::timeout(WAIT, pending)
+            .await
+            .expect("answered after unfreeze")
+            .unwrap()
+            .unwrap(),
+        0
+    );
+
+    sim.faults().set_drop_watch_after(Some(2));
+    let mut w = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    for n in ["d1", "d2", "d3"] {
+        api.create(
+            &PostParams::default(),
+            &dynamic(Kind::DataDownload, "a", n, json!({"spec": {}})),
+        )
+        .await
+        .unwrap();
+    }
+    assert_eq!(name_of(&next(&mut w, "d1").await.unwrap()).1, "d1");
+    assert_eq!(name_of(&next(&mut w, "d2").await.unwrap()).1, "d2");
+    assert!(
+        tokio::time::timeout(WAIT, w.next())
+            .await
+            .expect("stream ends after 2 events")
+            .is_none()
+    );
+}
