@@ -37,7 +37,8 @@ pub struct ServeArgs {
     pub speed: f64,
     #[arg(long, value_name = "SPEC", help = FAULT_SPEC_HELP)]
     pub faults: Option<String>,
-    /// Write a kubeconfig for the emulator (cluster and context `restorewatch-sim`).
+    /// Where to write the kubeconfig for the emulator (cluster and context `restorewatch-sim`);
+    /// default: `$TMPDIR/restorewatch-sim-PORT.kubeconfig`.
     #[arg(long, value_name = "FILE")]
     pub write_kubeconfig: Option<PathBuf>,
     /// Require bearer tokens: TOKEN=POLICY, where POLICY is `admin`, `readonly` or a YAML file
@@ -149,12 +150,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
         })
         .collect();
     println!("restorewatch sim serving on {}", sim.url());
-    if let Some(path) = &args.write_kubeconfig {
-        sim.write_kubeconfig(path, first_token.as_deref())?;
-        let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        println!("kubeconfig written to {}", abs.display());
-        println!("export KUBECONFIG={}", abs.display());
-    }
+    let path = args.write_kubeconfig.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("restorewatch-sim-{}.kubeconfig", sim.port()))
+    });
+    sim.write_kubeconfig(&path, first_token.as_deref())?;
+    let abs = std::path::absolute(&path).unwrap_or(path);
+    println!("kubeconfig written to {}", abs.display());
+    println!("export KUBECONFIG={}", abs.display());
     wait_for_signal().await?;
     for r in &runs {
         let st = r.status();

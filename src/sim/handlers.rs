@@ -80,6 +80,12 @@ async fn resource_inner(
             path.namespace.as_deref(),
         ));
     }
+    // Honest refusal rather than a dry run that writes.
+    if r.query.contains_key("dryRun") && r.method != Method::GET {
+        return Err(ApiError::bad_request(
+            "dryRun is not supported by restorewatch-sim",
+        ));
+    }
     let table_mode = wants_table(&r.accept)
         .then(|| IncludeObject::parse(r.query.get("includeObject").map(String::as_str)));
     let part = if path.status {
@@ -135,7 +141,8 @@ async fn resource_inner(
             Ok(json_response(200, &shape(kind, obj, table_mode)))
         }
         (&Method::POST, None) => {
-            if path.status {
+            // A namespaced kind is created under /namespaces/NS/, never on the all-namespaces path.
+            if path.status || (info.namespaced && path.namespace.is_none()) {
                 return Err(ApiError::method_not_allowed());
             }
             let obj = store.api_create(kind, &ns, parse_json(&r.body)?)?;
