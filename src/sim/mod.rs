@@ -1,1 +1,230 @@
 //! The Kubernetes API emulator and the scenario player.
+//!
+//! `Sim::start` serves the kinds of `model::kind::KINDS` (plus `SelfSubjectAccessReview`) on
+//! `127.0.0.1`, with the semantics a real kube-apiserver has where restorewatch and kubectl
+//! depend on them. The returned `SimHandle` gives clients, a kubeconfig, privileged access to the
+//! store, runtime faults and the scenario player.
+
+pub mod api_ops;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod discovery;
+pub mod faults;
+pub mod handlers;
+pub mod kcm;
+pub mod kubeconfig;
+pub mod load;
+pub mod openapi;
+pub mod patch;
+pub mod privileged;
+pub mod proto;
+pub mod routes;
+pub mod scenario;
+pub mod selectors;
+pub mod server;
+pub mod status;
+pub mod store;
+pub mod table;
+pub mod watch;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::task::JoinHandle;
+
+pub use api_ops::{DeleteOptions, Deleted, Part};
+pub use auth::{Policy, Rule};
+pub use faults::{FaultHandle, FaultSpec};
+pub use patch::PatchKind;
+pub use scenario::{Scenario, ScenarioRun, ScenarioStatus};
+pub use status::ApiError;
+pub use store::Store;
+
+/// How to start the emulator. `Default` gives: any free port, no authentication, no faults,
+/// bookmarks every 30s, 1000 changes of history per kind, the controller manager on.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// 0 = any free port.
+    pub port: u16,
+    /// Bearer token -> policy. Empty (and no `anonymous`) = authentication off.
+    pub tokens: HashMap<String, Policy>,
+    /// Policy for requests without a token (user `system:anonymous`); `None` = they get 401
+    /// when tokens are configured.
+    pub anonymous: Option<Policy>,
+    pub faults: FaultSpec,
+    pub bookmark_interval: Duration,
+    /// Changes kept per kind for watch resume; older versions get 410 Expired.
+    pub history_limit: usize,
+    /// Remove the PVC/PV protection finalizers of deleted objects, like kube-controller-manager.
+    pub controller_manager: bool,
+    /// How long the controller manager waits before removing a protection finalizer.
+    pub finalizer_delay: Duration,
+    /// Seeds uid and name generation.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            port: 0,
+            tokens: HashMap::new(),
+            anonymous: None,
+            faults: FaultSpec::default(),
+            bookmark_interval: Duration::from_secs(30),
+            history_limit: 1000,
+            controller_manager: true,
+            finalizer_delay: Duration::from_millis(100),
+            seed: 0x5eed,
+        }
+    }
+}
+
+pub struct Sim;
+
+impl Sim {
+    /// Binds `127.0.0.1:<port>` and serves in the current tokio runtime until the handle is
+    /// shut down or dropped.
+    pub async fn start(config: SimConfig) -> anyhow::Result<SimHandle> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port))
+            .await
+            .with_context(|| format!("binding 127.0.0.1:{}", config.port))?;
+        let addr = listener.local_addr()?;
+        let store = Store::new(config.history_limit, config.seed);
+        let faults = FaultHandle::new(config.faults.clone());
+        let ctx = Arc::new(server::Ctx {
+            store: store.clone(),
+            auth: auth::Auth::new(config.tokens.clone(), config.anonymous.clone()),
+            faults: faults.clone(),
+            bookmark_interval: config.bookmark_interval.max(Duration::from_millis(10)),
+            address: addr.to_string(),
+        });
+        let kcm_on = Arc::new(AtomicBool::new(config.controller_manager));
+        let tasks = vec![
+            tokio::spawn(server::serve(listener, ctx)),
+            tokio::spawn(kcm::run(
+                store.clone(),
+                kcm_on.clone(),
+                config.finalizer_delay,
+            )),
+        ];
+        Ok(SimHandle {
+            addr,
+            store,
+            faults,
+            kcm_on,
+            tasks,
+            runs: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+}
+
+/// A running emulator. Dropping it stops the server, its watches and any scenario.
+pub struct SimHandle {
+    addr: SocketAddr,
+    store: Store,
+    faults: FaultHandle,
+    kcm_on: Arc<AtomicBool>,
+    tasks: Vec<JoinHandle<()>>,
+    runs: Arc<Mutex<Vec<ScenarioRun>>>,
+}
+
+impl SimHandle {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// A `kube::Config` for the emulator, with a bearer token when given.
+    pub fn kube_config(&self, token: Option<&str>) -> anyhow::Result<kube::Config> {
+        let uri: hyper::Uri = self.url().parse().context("emulator URL")?;
+        let mut config = kube::Config::new(uri);
+        config.default_namespace = "default".into();
+        if let Some(t) = token {
+            config.auth_info.token = Some(t.to_string().into());
+        }
+        Ok(config)
+    }
+
+    pub fn client(&self) -> anyhow::Result<kube::Client> {
+        Ok(kube::Client::try_from(self.kube_config(None)?)?)
+    }
+
+    pub fn client_with_token(&self, token: &str) -> anyhow::Result<kube::Client> {
+        Ok(kube::Client::try_from(self.kube_config(Some(token))?)?)
+    }
+
+    pub fn write_kubeconfig(&self, path: &Path, token: Option<&str>) -> anyhow::Result<()> {
+        kubeconfig::write(path, &self.url(), token)
+    }
+
+    pub fn faults(&self) -> &FaultHandle {
+        &self.faults
+    }
+
+    /// Privileged access: `put`, `load`, `patch_object`, `patch_status`, `remove`, `compact`,
+    /// and the API-semantics operations `api_*`.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn set_controller_manager(&self, on: bool) {
+        self.kcm_on.store(on, Ordering::Relaxed);
+    }
+
+    /// Starts playing a scenario; `speed` divides its step offsets.
+    pub fn play(&self, scenario: Scenario, speed: f64) -> ScenarioRun {
+        let run = scenario::play(self.store.clone(), self.kcm_on.clone(), scenario, speed);
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(run.clone());
+        run
+    }
+
+    /// Status of every scenario started on this emulator.
+    pub fn scenarios(&self) -> Vec<ScenarioStatus> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(ScenarioRun::status)
+            .collect()
+    }
+
+    /// Stops serving and waits for the server tasks to end.
+    pub async fn shutdown(mut self) {
+        let tasks = std::mem::take(&mut self.tasks);
+        for t in &tasks {
+            t.abort();
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        self.stop_runs();
+    }
+
+    fn stop_runs(&self) {
+        for r in self.runs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            r.abort();
+        }
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.stop_runs();
+    }
+}

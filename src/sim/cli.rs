@@ -1,0 +1,183 @@
+//! `restorewatch sim ...`: run the emulator from the command line.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+
+use crate::sim::auth::Policy;
+use crate::sim::faults::{FAULT_SPEC_HELP, FaultSpec};
+use crate::sim::load::parse_objects;
+use crate::sim::scenario::Scenario;
+use crate::sim::{Sim, SimConfig};
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum SimCommand {
+    /// Serve the Kubernetes API emulator on 127.0.0.1 until Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
+    /// List the built-in scenarios.
+    List,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Port on 127.0.0.1 (0 = any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Scenario to play: a built-in name (see `sim list`) or a file. Repeatable.
+    #[arg(long = "scenario", value_name = "NAME|FILE")]
+    pub scenarios: Vec<String>,
+    /// Objects to load before serving: kubectl dumps (a List, single objects, multi-document
+    /// YAML or JSON). uid, resourceVersion, timestamps and status are kept. Repeatable.
+    #[arg(long = "load", value_name = "FILE")]
+    pub loads: Vec<PathBuf>,
+    /// Divides scenario step offsets (10 = ten times faster).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    #[arg(long, value_name = "SPEC", help = FAULT_SPEC_HELP)]
+    pub faults: Option<String>,
+    /// Where to write the kubeconfig for the emulator (cluster and context `restorewatch-sim`);
+    /// default: `$TMPDIR/restorewatch-sim-PORT.kubeconfig`.
+    #[arg(long, value_name = "FILE")]
+    pub write_kubeconfig: Option<PathBuf>,
+    /// Require bearer tokens: TOKEN=POLICY, where POLICY is `admin`, `readonly` or a YAML file
+    /// `{user: NAME, rules: [{verbs: [...], resources: [...], namespaces: [...]}]}`. The first
+    /// token goes into the written kubeconfig. Repeatable.
+    #[arg(long = "token", value_name = "TOKEN=POLICY")]
+    pub tokens: Vec<String>,
+    /// Policy for requests without a token (user `system:anonymous`): `admin`, `readonly` or
+    /// a policy file. kubectl sends no token to an http:// server, so this is how kubectl is
+    /// given limited rights.
+    #[arg(long, value_name = "POLICY")]
+    pub anonymous: Option<String>,
+    /// Do not remove the PVC/PV protection finalizers of deleted objects.
+    #[arg(long)]
+    pub no_controller_manager: bool,
+}
+
+fn parse_token(spec: &str) -> anyhow::Result<(String, Policy)> {
+    let (token, policy) = spec
+        .split_once('=')
+        .filter(|(t, p)| !t.is_empty() && !p.is_empty())
+        .with_context(|| format!("--token {spec:?}: expected TOKEN=POLICY"))?;
+    Ok((token.to_string(), load_policy(policy)?))
+}
+
+fn load_policy(name_or_file: &str) -> anyhow::Result<Policy> {
+    match Policy::builtin(name_or_file) {
+        Some(p) => Ok(p),
+        None => {
+            let text = std::fs::read_to_string(name_or_file)
+                .with_context(|| format!("reading policy file {name_or_file}"))?;
+            Policy::parse(&text).with_context(|| format!("policy file {name_or_file}"))
+        }
+    }
+}
+
+/// Runs a `sim` subcommand; the result is the process exit status.
+pub async fn run(cmd: SimCommand) -> anyhow::Result<i32> {
+    match cmd {
+        SimCommand::List => {
+            for s in Scenario::builtin()? {
+                println!("{:<24} {}", s.name, s.description);
+            }
+            Ok(0)
+        }
+        SimCommand::Serve(args) => serve(args).await,
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    let faults: FaultSpec = match &args.faults {
+        Some(s) => s
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("--faults: {e}"))?,
+        None => FaultSpec::default(),
+    };
+    let mut tokens = HashMap::new();
+    let mut first_token = None;
+    for t in &args.tokens {
+        let (token, policy) = parse_token(t)?;
+        first_token.get_or_insert_with(|| token.clone());
+        tokens.insert(token, policy);
+    }
+    let anonymous = args.anonymous.as_deref().map(load_policy).transpose()?;
+    let scenarios = args
+        .scenarios
+        .iter()
+        .map(|s| Scenario::load(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut loaded = Vec::new();
+    for path in &args.loads {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let objs = parse_objects(&text).with_context(|| format!("parsing {}", path.display()))?;
+        loaded.push((path.clone(), objs));
+    }
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        bail!("--speed must be a positive number");
+    }
+    let sim = Sim::start(SimConfig {
+        port: args.port,
+        tokens,
+        anonymous,
+        faults,
+        controller_manager: !args.no_controller_manager,
+        ..SimConfig::default()
+    })
+    .await?;
+    for (path, objs) in loaded {
+        let mut skipped = 0;
+        let total = objs.len();
+        for obj in objs {
+            if let Err(e) = sim.store().load(obj) {
+                skipped += 1;
+                tracing::warn!("{}: skipped an object: {}", path.display(), e.message);
+            }
+        }
+        eprintln!(
+            "loaded {} of {total} objects from {} ({skipped} skipped: unknown kinds or no name)",
+            total - skipped,
+            path.display()
+        );
+    }
+    let runs: Vec<_> = scenarios
+        .into_iter()
+        .map(|s| {
+            eprintln!("playing scenario {} at speed {}", s.name, args.speed);
+            sim.play(s, args.speed)
+        })
+        .collect();
+    println!("restorewatch sim serving on {}", sim.url());
+    let path = args.write_kubeconfig.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("restorewatch-sim-{}.kubeconfig", sim.port()))
+    });
+    sim.write_kubeconfig(&path, first_token.as_deref())?;
+    let abs = std::path::absolute(&path).unwrap_or(path);
+    println!("kubeconfig written to {}", abs.display());
+    println!("export KUBECONFIG={}", abs.display());
+    wait_for_signal().await?;
+    for r in &runs {
+        let st = r.status();
+        for e in &st.errors {
+            eprintln!("scenario {}: {e}", st.name);
+        }
+    }
+    sim.shutdown().await;
+    Ok(0)
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

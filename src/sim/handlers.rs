@@ -1,0 +1,230 @@
+//! Resource requests: authorization, then get / list / watch / create / update / patch / delete
+//! with the semantics of `api_ops`, shaped as JSON or as a Table.
+
+use hyper::{Method, Response};
+use serde_json::{Value, json};
+
+use crate::model::Kind;
+use crate::sim::api_ops::{DeleteOptions, Deleted, Part};
+use crate::sim::auth::Caller;
+use crate::sim::patch::PatchKind;
+use crate::sim::routes::ResourcePath;
+use crate::sim::selectors::{FieldSelector, Filter, LabelSelector};
+use crate::sim::server::{Body, Ctx, Req, error_response, json_response, stream_response};
+use crate::sim::status::ApiError;
+use crate::sim::table::{IncludeObject, table, wants_table};
+use crate::sim::watch::{WatchParams, WatchTask, is_watch};
+
+fn verb(method: &Method, path: &ResourcePath, watch: bool) -> &'static str {
+    match (method, path.name.is_some()) {
+        (&Method::GET, _) if watch => "watch",
+        (&Method::GET, true) => "get",
+        (&Method::GET, false) => "list",
+        (&Method::POST, _) => "create",
+        (&Method::PUT, _) => "update",
+        (&Method::PATCH, _) => "patch",
+        (&Method::DELETE, true) => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        _ => "unknown",
+    }
+}
+
+fn list_kind(kind: Kind) -> String {
+    format!("{}List", kind.info().api_kind)
+}
+
+pub async fn resource(
+    ctx: &Ctx,
+    caller: &Caller<'_>,
+    path: ResourcePath,
+    r: Req,
+) -> Response<Body> {
+    match resource_inner(ctx, caller, path, r).await {
+        Ok(resp) => resp,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded as JSON: {e}"
+        ))
+    })
+}
+
+async fn resource_inner(
+    ctx: &Ctx,
+    caller: &Caller<'_>,
+    path: ResourcePath,
+    r: Req,
+) -> Result<Response<Body>, ApiError> {
+    let kind = path.kind;
+    let info = kind.info();
+    let watch = path.watch_prefix || is_watch(&r.query);
+    let verb = verb(&r.method, &path, watch);
+    let resource = if path.status {
+        format!("{}/status", info.plural)
+    } else {
+        info.plural.to_string()
+    };
+    let ns = path.namespace.clone().unwrap_or_default();
+    let name = path.name.clone().unwrap_or_default();
+    if !caller.allows(verb, &resource, path.namespace.as_deref()) {
+        return Err(ApiError::forbidden(
+            info,
+            path.status.then_some("status"),
+            &name,
+            caller.user(),
+            verb,
+            path.namespace.as_deref(),
+        ));
+    }
+    // Honest refusal rather than a dry run that writes.
+    if r.query.contains_key("dryRun") && r.method != Method::GET {
+        return Err(ApiError::bad_request(
+            "dryRun is not supported by restorewatch-sim",
+        ));
+    }
+    let table_mode = wants_table(&r.accept)
+        .then(|| IncludeObject::parse(r.query.get("includeObject").map(String::as_str)));
+    let part = if path.status {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let store = &ctx.store;
+    match (&r.method, path.name.as_deref()) {
+        (&Method::GET, None) => {
+            let filter = Filter {
+                namespace: path.namespace.clone(),
+                labels: LabelSelector::parse(
+                    r.query.get("labelSelector").map_or("", String::as_str),
+                )?,
+                fields: FieldSelector::parse(
+                    kind,
+                    r.query.get("fieldSelector").map_or("", String::as_str),
+                )?,
+            };
+            if watch {
+                return watch_response(ctx, kind, filter, &r, table_mode);
+            }
+            let limit = r.query.get("limit").and_then(|l| l.parse::<usize>().ok());
+            let page = store.list(
+                kind,
+                &filter,
+                limit,
+                r.query.get("continue").map(String::as_str),
+            )?;
+            let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
+            if let Some(c) = &page.continue_token {
+                meta["continue"] = json!(c);
+            }
+            if let Some(n) = page.remaining {
+                meta["remainingItemCount"] = json!(n);
+            }
+            let body = match table_mode {
+                Some(include) => table(kind, &page.items, include, meta),
+                None => json!({
+                    "kind": list_kind(kind),
+                    "apiVersion": info.api_version(),
+                    "metadata": meta,
+                    "items": page.items,
+                }),
+            };
+            Ok(json_response(200, &body))
+        }
+        (&Method::GET, Some(name)) => {
+            let obj = store
+                .get(kind, &ns, name)
+                .ok_or_else(|| ApiError::not_found(info, name))?;
+            Ok(json_response(200, &shape(kind, obj, table_mode)))
+        }
+        (&Method::POST, None) => {
+            // A namespaced kind is created under /namespaces/NS/, never on the all-namespaces path.
+            if path.status || (info.namespaced && path.namespace.is_none()) {
+                return Err(ApiError::method_not_allowed());
+            }
+            let obj = store.api_create(kind, &ns, parse_json(&r.body)?)?;
+            Ok(json_response(201, &obj))
+        }
+        (&Method::PUT, Some(name)) => {
+            let obj = store.api_update(kind, &ns, name, parse_json(&r.body)?, part)?;
+            Ok(json_response(200, &obj))
+        }
+        (&Method::PATCH, Some(name)) => {
+            let pk = PatchKind::from_content_type(&r.content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type("415: Unsupported Media Type"))?;
+            let obj = store.api_patch(kind, &ns, name, pk, &r.body, part)?;
+            Ok(json_response(200, &obj))
+        }
+        (&Method::DELETE, Some(name)) => {
+            if path.status {
+                return Err(ApiError::method_not_allowed());
+            }
+            let opts = DeleteOptions::from_body(&r.body)?;
+            let out = store.api_delete(kind, &ns, name, &opts)?;
+            let code = match out {
+                Deleted::Gone(_) | Deleted::Pending(_) => 200,
+            };
+            Ok(json_response(code, out.body()))
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn shape(kind: Kind, obj: Value, table_mode: Option<IncludeObject>) -> Value {
+    match table_mode {
+        Some(include) => {
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(json!(""));
+            table(kind, &[obj], include, json!({"resourceVersion": rv}))
+        }
+        None => obj,
+    }
+}
+
+fn watch_response(
+    ctx: &Ctx,
+    kind: Kind,
+    filter: Filter,
+    r: &Req,
+    table_mode: Option<IncludeObject>,
+) -> Result<Response<Body>, ApiError> {
+    let rv = r
+        .query
+        .get("resourceVersion")
+        .map(String::as_str)
+        .unwrap_or("");
+    let since = match rv {
+        "" | "0" => None,
+        v => Some(
+            v.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {v}")))?,
+        ),
+    };
+    let timeout = r
+        .query
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(std::time::Duration::from_secs);
+    let flag = |k: &str| matches!(r.query.get(k).map(String::as_str), Some("true" | "1"));
+    let params = WatchParams {
+        since,
+        bookmarks: flag("allowWatchBookmarks"),
+        timeout,
+        send_initial_events: flag("sendInitialEvents"),
+        table: table_mode,
+    };
+    let task = WatchTask {
+        store: ctx.store.clone(),
+        faults: ctx.faults.clone(),
+        kind,
+        filter,
+        params,
+        bookmark_interval: ctx.bookmark_interval,
+    };
+    Ok(stream_response(task.start()))
+}

@@ -1,0 +1,219 @@
+//! The HTTP/1.1 server: accepts on 127.0.0.1, authenticates, applies faults, and routes to
+//! discovery or the resource handlers. Every failure becomes a `Status` body.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::sim::auth::{Auth, Caller};
+use crate::sim::discovery;
+use crate::sim::faults::FaultHandle;
+use crate::sim::handlers;
+use crate::sim::openapi;
+use crate::sim::proto;
+use crate::sim::routes::{Route, parse_path, parse_query};
+use crate::sim::status::ApiError;
+use crate::sim::store::Store;
+
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Bodies larger than this are refused (bounded memory whatever a client sends).
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+pub struct Ctx {
+    pub store: Store,
+    pub auth: Auth,
+    pub faults: FaultHandle,
+    pub bookmark_interval: Duration,
+    /// `127.0.0.1:PORT`, for `/api`'s serverAddressByClientCIDRs.
+    pub address: String,
+}
+
+pub fn json_response(code: u16, v: &Value) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(v.to_string())).boxed_unsync());
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+pub fn error_response(e: &ApiError) -> Response<Body> {
+    let mut r = json_response(e.code, &e.to_status());
+    if let Some(secs) = e.retry_after
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        r.headers_mut().insert(RETRY_AFTER, v);
+    }
+    r
+}
+
+pub fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+/// Accepts connections until the task is aborted; aborting drops the `JoinSet`, which ends every
+/// connection (and with them every watch stream).
+pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let ctx = ctx.clone();
+                    conns.spawn(async move {
+                        let svc = service_fn(move |req| {
+                            let ctx = ctx.clone();
+                            async move { Ok::<_, Infallible>(handle(ctx, req).await) }
+                        });
+                        if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await {
+                            tracing::debug!("sim connection ended: {e}");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!("sim accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}
+
+fn header(req: &Request<Incoming>, name: hyper::header::HeaderName) -> String {
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One request, already split from hyper's types.
+pub struct Req {
+    pub method: Method,
+    pub query: std::collections::HashMap<String, String>,
+    pub accept: String,
+    pub content_type: String,
+    pub body: Bytes,
+}
+
+async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
+    let route = parse_path(req.uri().path());
+    tracing::debug!(method = %req.method(), uri = %req.uri(), "sim request");
+    let authorization = header(&req, AUTHORIZATION);
+    let accept = header(&req, ACCEPT);
+    let content_type = header(&req, CONTENT_TYPE);
+    let method = req.method().clone();
+    let query = parse_query(req.uri().query());
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return error_response(&ApiError::bad_request(format!(
+                "reading the request body: {e}"
+            )));
+        }
+    };
+    let caller = match ctx.auth.authenticate(
+        Some(&authorization)
+            .filter(|a| !a.is_empty())
+            .map(String::as_str),
+    ) {
+        Some(c) => c,
+        None => {
+            // Without a token, discovery stays readable as on a real server
+            // (system:public-info-viewer); a wrong token is refused everywhere.
+            let public = authorization.is_empty()
+                && !matches!(route, Route::Resource(_) | Route::AccessReview);
+            if !public {
+                return error_response(&ApiError::unauthorized());
+            }
+            Caller::Anyone
+        }
+    };
+    // kubectl's typed clients send protobuf; the supported shapes are turned into JSON here.
+    let (content_type, body) = if content_type.starts_with(proto::CONTENT_TYPE) {
+        match proto::decode(&body) {
+            Some(v) => ("application/json".to_string(), Bytes::from(v.to_string())),
+            None => {
+                return error_response(&ApiError::unsupported_media_type(
+                    "restorewatch-sim decodes only a few protobuf bodies; send application/json",
+                ));
+            }
+        }
+    } else {
+        (content_type, body)
+    };
+    let r = Req {
+        method,
+        query,
+        accept,
+        content_type,
+        body,
+    };
+    let get_only = |v: Option<Value>| match (&r.method, v) {
+        (&Method::GET, Some(v)) => json_response(200, &v),
+        (&Method::GET, None) => error_response(&ApiError::no_route()),
+        _ => error_response(&ApiError::method_not_allowed()),
+    };
+    match route {
+        Route::Version => get_only(Some(discovery::version())),
+        Route::Health => {
+            let mut resp = Response::new(Full::new(Bytes::from_static(b"ok")).boxed_unsync());
+            resp.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            resp
+        }
+        Route::ApiVersions => get_only(Some(discovery::api_versions(&ctx.address))),
+        Route::ApiGroupList => get_only(Some(discovery::api_group_list())),
+        Route::ApiGroup(g) => get_only(discovery::api_group(&g)),
+        Route::ResourceList { group, version } => {
+            get_only(discovery::resource_list(&group, &version))
+        }
+        Route::OpenApiV2 => error_response(&ApiError::no_route()),
+        Route::OpenApiV3Root => get_only(Some(openapi::root())),
+        Route::OpenApiV3 { group, version } => get_only(openapi::group_version(&group, &version)),
+        Route::AccessReview => {
+            if r.method != Method::POST {
+                return error_response(&ApiError::method_not_allowed());
+            }
+            if let Some(e) = ctx.faults.before_request().await {
+                return error_response(&e);
+            }
+            match serde_json::from_slice::<Value>(&r.body) {
+                Ok(v) if v.is_object() => json_response(201, &caller.review(v)),
+                _ => error_response(&ApiError::bad_request(
+                    "expected a SelfSubjectAccessReview object",
+                )),
+            }
+        }
+        Route::Resource(path) => {
+            if let Some(e) = ctx.faults.before_request().await {
+                return error_response(&e);
+            }
+            handlers::resource(&ctx, &caller, path, r).await
+        }
+        Route::NotFound => error_response(&ApiError::no_route()),
+    }
+}

@@ -1,0 +1,440 @@
+//! The object store: every object as JSON, one cluster-wide resourceVersion counter, a bounded
+//! change history per kind (what a watch resumes from) and a broadcast of each change to the
+//! open watches. All writes go through `Txn::commit`, so history, broadcast and counter can never
+//! disagree.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::model::{KINDS, Kind};
+use crate::sim::selectors::Filter;
+use crate::sim::status::ApiError;
+
+/// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
+pub type ObjKey = (String, String);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change. `previous` lets a selector-filtered watch tell "stopped matching"
+/// (sent as DELETED) from "changed while matching" (MODIFIED), as the real server does.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub rv: u64,
+    pub kind: Kind,
+    pub typ: ChangeType,
+    pub object: Value,
+    pub previous: Option<Value>,
+}
+
+struct KindState {
+    objects: BTreeMap<ObjKey, Value>,
+    history: VecDeque<Arc<Change>>,
+    /// resourceVersion of the newest change dropped from `history`: a watch from an older
+    /// version cannot be served completely and must get 410 Expired.
+    evicted_rv: u64,
+    tx: broadcast::Sender<Arc<Change>>,
+}
+
+pub struct Txn {
+    rv: u64,
+    seq: u64,
+    rng: u64,
+    history_limit: usize,
+    kinds: Vec<KindState>,
+}
+
+/// Shared, cheaply clonable handle on the store.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Mutex<Txn>>,
+}
+
+/// What a list returns before it is shaped into a `<Kind>List`.
+#[derive(Debug, Clone)]
+pub struct ListPage {
+    pub items: Vec<Value>,
+    pub resource_version: u64,
+    pub continue_token: Option<String>,
+    pub remaining: Option<usize>,
+}
+
+/// The start of a watch: what to send first, then the live feed.
+pub struct Subscription {
+    pub initial: Vec<Arc<Change>>,
+    pub rx: broadcast::Receiver<Arc<Change>>,
+    pub current_rv: u64,
+}
+
+pub fn key_of(obj: &Value) -> ObjKey {
+    let s = |p: &str| {
+        obj.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    (s("/metadata/namespace"), s("/metadata/name"))
+}
+
+fn hex_encode(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hex_decode(s: &str) -> Option<String> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// Continue tokens are opaque to clients; ours carry the list's resourceVersion and the last
+/// key returned.
+fn encode_continue(rv: u64, key: &ObjKey) -> String {
+    hex_encode(&format!("{rv}\u{0}{}\u{0}{}", key.0, key.1))
+}
+
+fn decode_continue(token: &str) -> Option<(u64, ObjKey)> {
+    let s = hex_decode(token)?;
+    let mut parts = s.split('\u{0}');
+    let rv = parts.next()?.parse().ok()?;
+    let ns = parts.next()?.to_string();
+    let name = parts.next()?.to_string();
+    Some((rv, (ns, name)))
+}
+
+impl Txn {
+    pub fn rv(&self) -> u64 {
+        self.rv
+    }
+
+    pub fn get(&self, kind: Kind, key: &ObjKey) -> Option<&Value> {
+        self.kinds[kind as usize].objects.get(key)
+    }
+
+    pub fn objects(&self, kind: Kind) -> impl Iterator<Item = &Value> {
+        self.kinds[kind as usize].objects.values()
+    }
+
+    /// A pseudo-random u64 (splitmix64): used for uids and generated names, never for anything
+    /// a test asserts on.
+    pub fn random(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A v4-shaped UUID from a counter and the generator: unique within the process.
+    pub fn new_uid(&mut self) -> String {
+        self.seq += 1;
+        let a = self.random();
+        let b = self.random() ^ self.seq;
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:x}{:03x}-{:012x}",
+            (a >> 32) as u32,
+            (a >> 16) as u16,
+            (a & 0xfff) as u16,
+            8 + ((b >> 60) & 0x3),
+            ((b >> 48) & 0xfff) as u16,
+            b & 0xffff_ffff_ffff
+        )
+    }
+
+    /// The suffix the real server appends to `generateName` (5 characters of its alphabet).
+    pub fn name_suffix(&mut self) -> String {
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        let mut r = self.random();
+        (0..5)
+            .map(|_| {
+                let c = ALPHABET[(r % ALPHABET.len() as u64) as usize] as char;
+                r /= ALPHABET.len() as u64;
+                c
+            })
+            .collect()
+    }
+
+    /// Writes (`Some`) or removes (`None`) an object, bumps the counter, records and broadcasts
+    /// the change. Returns the stored object (or the final state of a removed one).
+    pub fn commit(&mut self, kind: Kind, key: &ObjKey, new: Option<Value>) -> Value {
+        self.rv += 1;
+        let rv = self.rv;
+        let limit = self.history_limit;
+        let state = &mut self.kinds[kind as usize];
+        let previous = state.objects.get(key).cloned();
+        let (typ, object) = match new {
+            Some(mut obj) => {
+                set_rv(&mut obj, rv);
+                state.objects.insert(key.clone(), obj.clone());
+                let typ = if previous.is_some() {
+                    ChangeType::Modified
+                } else {
+                    ChangeType::Added
+                };
+                (typ, obj)
+            }
+            None => {
+                let mut obj = state.objects.remove(key).unwrap_or(Value::Null);
+                set_rv(&mut obj, rv);
+                (ChangeType::Deleted, obj)
+            }
+        };
+        let change = Arc::new(Change {
+            rv,
+            kind,
+            typ,
+            object: object.clone(),
+            previous,
+        });
+        state.history.push_back(change.clone());
+        while state.history.len() > limit {
+            if let Some(old) = state.history.pop_front() {
+                state.evicted_rv = old.rv;
+            }
+        }
+        // No receivers is normal (nobody watching this kind).
+        let _ = state.tx.send(change);
+        object
+    }
+
+    /// Replaces a stored object without recording a change: only for loading dumps, where the
+    /// object must carry the version it had in the source cluster.
+    pub fn replace_silently(&mut self, kind: Kind, key: &ObjKey, obj: Value) -> Value {
+        let state = &mut self.kinds[kind as usize];
+        state.objects.insert(key.clone(), obj.clone());
+        obj
+    }
+
+    /// Moves the counter forward (loading a dump whose objects carry higher versions).
+    pub fn advance_rv(&mut self, at_least: u64) {
+        self.rv = self.rv.max(at_least);
+    }
+}
+
+pub fn set_rv(obj: &mut Value, rv: u64) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    }
+}
+
+impl Store {
+    pub fn new(history_limit: usize, seed: u64) -> Self {
+        let cap = history_limit.max(16);
+        let kinds = KINDS
+            .iter()
+            .map(|_| KindState {
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                evicted_rv: 0,
+                tx: broadcast::channel(cap).0,
+            })
+            .collect();
+        Store {
+            inner: Arc::new(Mutex::new(Txn {
+                // Real clusters never start at 1; a non-trivial start catches clients that
+                // assume small numbers.
+                rv: 1000,
+                seq: 0,
+                rng: seed,
+                history_limit: history_limit.max(1),
+                kinds,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Txn> {
+        // A panic while holding the lock cannot leave a half-written object (commit is the only
+        // writer and does not panic), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` atomically: read-check-write sequences (update with resourceVersion checks,
+    /// delete with preconditions) cannot interleave.
+    pub fn transact<R>(&self, f: impl FnOnce(&mut Txn) -> R) -> R {
+        let mut g = self.lock();
+        f(&mut g)
+    }
+
+    pub fn current_rv(&self) -> u64 {
+        self.lock().rv
+    }
+
+    pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Option<Value> {
+        self.lock()
+            .get(kind, &(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// All objects of a kind matching a filter, in key order.
+    pub fn all(&self, kind: Kind, filter: &Filter) -> Vec<Value> {
+        self.lock()
+            .objects(kind)
+            .filter(|o| filter.matches(o))
+            .cloned()
+            .collect()
+    }
+
+    pub fn list(
+        &self,
+        kind: Kind,
+        filter: &Filter,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+    ) -> Result<ListPage, ApiError> {
+        let txn = self.lock();
+        let (rv, after) = match continue_token.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                let (rv, key) = decode_continue(t).ok_or_else(|| {
+                    ApiError::bad_request("continue key is not valid: invalid continue token")
+                })?;
+                (rv, Some(key))
+            }
+            None => (txn.rv, None),
+        };
+        let state = &txn.kinds[kind as usize];
+        let mut matching = state
+            .objects
+            .iter()
+            .filter(|(k, _)| after.as_ref().is_none_or(|a| *k > a))
+            .filter(|(_, o)| filter.matches(o));
+        let mut items = Vec::new();
+        let mut last_key = None;
+        let limit = limit.filter(|l| *l > 0);
+        for (k, o) in matching.by_ref() {
+            items.push(o.clone());
+            last_key = Some(k.clone());
+            if limit.is_some_and(|l| items.len() >= l) {
+                break;
+            }
+        }
+        let remaining = matching.count();
+        let (continue_token, remaining) = match (limit, last_key) {
+            (Some(_), Some(k)) if remaining > 0 => (Some(encode_continue(rv, &k)), Some(remaining)),
+            _ => (None, None),
+        };
+        Ok(ListPage {
+            items,
+            resource_version: rv,
+            continue_token,
+            remaining,
+        })
+    }
+
+    /// Starts a watch. `since = None` (resourceVersion "" or "0") sends every current object as
+    /// ADDED; `Some(rv)` replays the kept history after `rv`, or fails with 410 when part of it
+    /// was already dropped.
+    pub fn subscribe(&self, kind: Kind, since: Option<u64>) -> Result<Subscription, ApiError> {
+        let txn = self.lock();
+        let state = &txn.kinds[kind as usize];
+        let initial = match since {
+            None => state
+                .objects
+                .values()
+                .map(|o| {
+                    Arc::new(Change {
+                        rv: txn.rv,
+                        kind,
+                        typ: ChangeType::Added,
+                        object: o.clone(),
+                        previous: None,
+                    })
+                })
+                .collect(),
+            Some(rv) => {
+                if rv < state.evicted_rv {
+                    return Err(ApiError::expired(format!(
+                        "too old resource version: {rv} ({})",
+                        state.evicted_rv
+                    )));
+                }
+                state
+                    .history
+                    .iter()
+                    .filter(|c| c.rv > rv)
+                    .cloned()
+                    .collect()
+            }
+        };
+        // Subscribing under the same lock as the replay: no change can fall in between.
+        Ok(Subscription {
+            initial,
+            rx: state.tx.subscribe(),
+            current_rv: txn.rv,
+        })
+    }
+
+    /// Forgets all history: any watch resuming from a version before now gets 410 Expired.
+    /// Models etcd compaction.
+    pub fn compact(&self) {
+        let mut txn = self.lock();
+        let rv = txn.rv;
+        for state in &mut txn.kinds {
+            state.history.clear();
+            state.evicted_rv = rv;
+        }
+    }
+
+    /// Live feed of one kind's changes (the simulated controller manager listens here).
+    pub fn changes(&self, kind: Kind) -> broadcast::Receiver<Arc<Change>> {
+        self.lock().kinds[kind as usize].tx.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let k = ("ns".to_string(), "a-b".to_string());
+        assert_eq!(decode_continue(&encode_continue(7, &k)), Some((7, k)));
+        assert_eq!(decode_continue("zz"), None);
+    }
+
+    #[test]
+    fn history_is_bounded_and_expires() {
+        let s = Store::new(2, 1);
+        for i in 0..5 {
+            s.transact(|t| {
+                let key = (String::new(), format!("n{i}"));
+                t.commit(
+                    Kind::Namespace,
+                    &key,
+                    Some(json!({"metadata": {"name": key.1}})),
+                )
+            });
+        }
+        let rv = s.current_rv();
+        assert!(s.subscribe(Kind::Namespace, Some(rv - 2)).is_ok());
+        assert_eq!(
+            s.subscribe(Kind::Namespace, Some(rv - 4))
+                .err()
+                .map(|e| e.code),
+            Some(410)
+        );
+        let uid = s.transact(|t| t.new_uid());
+        assert_eq!(uid.len(), 36);
+        assert_eq!(&uid[14..15], "4");
+    }
+}

@@ -1,0 +1,369 @@
+//! kubectl against the emulator: its semantics must not be only our own assumptions. kubectl
+//! must be installed; a missing kubectl fails these tests.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use restorewatch::model::Kind;
+use restorewatch::sim::{Policy, Sim, SimConfig, SimHandle};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Kubectl {
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+impl Kubectl {
+    fn new(sim: &SimHandle, token: Option<&str>) -> Kubectl {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig, token)
+            .expect("kubeconfig written");
+        let cache = dir.path().join("cache");
+        Kubectl {
+            _dir: dir,
+            kubeconfig,
+            cache,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args);
+        c
+    }
+
+    /// Runs kubectl off the async runtime (the emulator serves on it meanwhile).
+    async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = self.command(args);
+        let input = stdin.map(str::to_string);
+        let shown = args.join(" ");
+        tokio::task::spawn_blocking(move || {
+            cmd.stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+            let mut child = cmd.spawn().unwrap_or_else(|e| {
+                panic!("cannot run kubectl (it must be installed at /usr/bin/kubectl): {e}")
+            });
+            if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
+                pipe.write_all(text.as_bytes()).expect("kubectl stdin");
+            }
+            child.wait_with_output().expect("kubectl output")
+        })
+        .await
+        .unwrap_or_else(|e| panic!("kubectl {shown}: {e}"))
+    }
+
+    async fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin).await;
+        assert!(
+            out.status.success(),
+            "kubectl {} failed: {}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+async fn start(config: SimConfig) -> SimHandle {
+    Sim::start(config).await.expect("emulator starts")
+}
+
+const NS_AND_PVC: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: tenant-a
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: p1
+  namespace: tenant-a
+  labels: {app: demo}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"#;
+
+fn pvc_manifest(name: &str, tier: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {name}\n  namespace: tenant-a\n  labels: {{tier: {tier}}}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: 2Gi}}}}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_get_apply_patch_delete() {
+    let sim = start(SimConfig::default()).await;
+    let k = Kubectl::new(&sim, None);
+    let out = k.ok(&["create", "-f", "-"], Some(NS_AND_PVC)).await;
+    assert!(out.contains("persistentvolumeclaim/p1 created"), "{out}");
+
+    // Table output, all namespaces.
+    let table = k.ok(&["get", "pvc", "-A"], None).await;
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or("");
+    for col in [
+        "NAMESPACE",
+        "NAME",
+        "STATUS",
+        "VOLUME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "STORAGECLASS",
+        "AGE",
+    ] {
+        assert!(header.contains(col), "header lacks {col}: {table}");
+    }
+    let row: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    assert_eq!(
+        row.get(..3),
+        Some(&["tenant-a", "p1", "Pending"][..]),
+        "{table}"
+    );
+
+    // JSON output: a List with typed items.
+    let list: Value = serde_json::from_str(
+        &k.ok(&["get", "pvc", "-n", "tenant-a", "-o", "json"], None)
+            .await,
+    )
+    .unwrap();
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"][0]["kind"], "PersistentVolumeClaim");
+    assert_eq!(list["items"][0]["spec"]["volumeMode"], "Filesystem");
+    let one: Value = serde_json::from_str(
+        &k.ok(&["get", "pvc", "p1", "-n", "tenant-a", "-o", "json"], None)
+            .await,
+    )
+    .unwrap();
+    assert_eq!(
+        one["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+
+    // Client-side apply, twice; the second run changes a label.
+    let out = k
+        .ok(&["apply", "-f", "-"], Some(&pvc_manifest("p2", "one")))
+        .await;
+    assert!(out.contains("persistentvolumeclaim/p2 created"), "{out}");
+    let out = k
+        .ok(&["apply", "-f", "-"], Some(&pvc_manifest("p2", "two")))
+        .await;
+    assert!(out.contains("persistentvolumeclaim/p2 configured"), "{out}");
+    let p2 = sim
+        .store()
+        .get(Kind::PersistentVolumeClaim, "tenant-a", "p2")
+        .expect("p2 stored");
+    assert_eq!(p2["metadata"]["labels"]["tier"], "two");
+    assert!(
+        p2["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string()
+    );
+    let out = k
+        .ok(&["apply", "-f", "-"], Some(&pvc_manifest("p2", "two")))
+        .await;
+    assert!(out.contains("persistentvolumeclaim/p2 unchanged"), "{out}");
+
+    // Patches.
+    k.ok(
+        &[
+            "patch",
+            "pvc",
+            "p1",
+            "-n",
+            "tenant-a",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"labels":{"m":"1"}}}"#,
+        ],
+        None,
+    )
+    .await;
+    k.ok(&["patch", "pvc", "p1", "-n", "tenant-a", "--type", "json", "-p", r#"[{"op":"test","path":"/metadata/labels/m","value":"1"},{"op":"add","path":"/metadata/labels/j","value":"2"}]"#], None).await;
+    k.ok(
+        &[
+            "patch",
+            "pvc",
+            "p1",
+            "-n",
+            "tenant-a",
+            "-p",
+            r#"{"metadata":{"labels":{"s":"3"}}}"#,
+        ],
+        None,
+    )
+    .await;
+    let p1 = sim
+        .store()
+        .get(Kind::PersistentVolumeClaim, "tenant-a", "p1")
+        .unwrap();
+    assert_eq!(
+        p1["metadata"]["labels"],
+        json!({"app": "demo", "m": "1", "j": "2", "s": "3"})
+    );
+    let failed = k
+        .run(
+            &[
+                "patch",
+                "pvc",
+                "p1",
+                "-n",
+                "tenant-a",
+                "--type",
+                "json",
+                "-p",
+                r#"[{"op":"test","path":"/metadata/labels/m","value":"9"}]"#,
+            ],
+            None,
+        )
+        .await;
+    assert!(!failed.status.success());
+    assert!(
+        String::from_utf8_lossy(&failed.stderr)
+            .contains("the server rejected our request due to an error in our request")
+    );
+
+    // CRDs by short and full names.
+    sim.store()
+        .put(json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+                    "metadata": {"name": "r1", "namespace": "tenant-a"}, "status": {"phase": "Running"}}))
+        .unwrap();
+    let rj = k
+        .ok(
+            &["get", "restorejobs.backups.cozystack.io", "-n", "tenant-a"],
+            None,
+        )
+        .await;
+    assert!(rj.contains("r1") && rj.contains("Running"), "{rj}");
+
+    // Delete waits for the object to go (the controller manager removes pvc-protection).
+    let out = k
+        .ok(
+            &["delete", "pvc", "p1", "-n", "tenant-a", "--timeout=15s"],
+            None,
+        )
+        .await;
+    assert!(
+        out.contains("persistentvolumeclaim \"p1\" deleted"),
+        "{out}"
+    );
+    assert!(
+        sim.store()
+            .get(Kind::PersistentVolumeClaim, "tenant-a", "p1")
+            .is_none()
+    );
+    let missing = k.run(&["get", "pvc", "p1", "-n", "tenant-a"], None).await;
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("persistentvolumeclaims \"p1\" not found")
+    );
+
+    assert_eq!(
+        k.ok(&["auth", "can-i", "delete", "pvc", "-n", "tenant-a"], None)
+            .await
+            .trim(),
+        "yes"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_sees_a_change() {
+    let sim = start(SimConfig::default()).await;
+    let k = Kubectl::new(&sim, None);
+    k.ok(&["create", "-f", "-"], Some(NS_AND_PVC)).await;
+    let mut child = k
+        .command(&["get", "pvc", "-n", "tenant-a", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl must be installed");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_line = |want: &str| -> Result<String, String> {
+        let deadline = std::time::Instant::now() + WAIT;
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(l) if l.contains(want) => return Ok(l),
+                Ok(l) => seen.push(l),
+                Err(_) => break,
+            }
+        }
+        Err(format!(
+            "kubectl get -w printed no line with {want:?}; saw {seen:?}"
+        ))
+    };
+    let first = tokio::task::block_in_place(|| wait_line("p1"));
+    sim.store()
+        .patch_status(
+            Kind::PersistentVolumeClaim,
+            "tenant-a",
+            "p1",
+            &json!({"phase": "Bound"}),
+        )
+        .unwrap();
+    let change = tokio::task::block_in_place(|| wait_line("Bound"));
+    let _ = child.kill();
+    let _ = child.wait();
+    first.unwrap();
+    let line = change.unwrap();
+    assert!(line.starts_with("p1"), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_with_a_readonly_policy() {
+    // client-go reads credentials only for TLS servers, so kubectl talks to the emulator
+    // anonymously; the anonymous policy is what limits it.
+    let sim = start(SimConfig {
+        anonymous: Some(Policy::builtin("readonly").unwrap()),
+        ..SimConfig::default()
+    })
+    .await;
+    sim.store()
+        .put(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant-a"}}))
+        .unwrap();
+    let k = Kubectl::new(&sim, None);
+    assert_eq!(
+        k.ok(&["auth", "can-i", "list", "pvc", "-n", "tenant-a"], None)
+            .await
+            .trim(),
+        "yes"
+    );
+    let no = k
+        .run(&["auth", "can-i", "delete", "pvc", "-n", "tenant-a"], None)
+        .await;
+    assert_eq!(String::from_utf8_lossy(&no.stdout).trim(), "no");
+    assert!(!no.status.success());
+    let denied = k
+        .run(&["create", "-f", "-"], Some(&pvc_manifest("p1", "x")))
+        .await;
+    let err = String::from_utf8_lossy(&denied.stderr);
+    assert!(
+        err.contains("persistentvolumeclaims is forbidden: User \"system:anonymous\" cannot create resource \"persistentvolumeclaims\" in API group \"\" in the namespace \"tenant-a\""),
+        "{err}"
+    );
+}
