@@ -33,6 +33,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
+    /// The built-in Kubernetes API emulator: serve scenarios or a kubectl dump
+    #[command(subcommand)]
+    Sim(crate::sim::cli::SimCommand),
 }
 
 /// Exit codes that mean something to scripts.
