@@ -3,12 +3,22 @@
 //! the rules table-testable.
 
 pub mod codes;
+mod common;
+mod ctx;
+mod disks;
+mod emit;
+mod global;
+mod orig;
+mod postgres;
 pub mod report;
+mod vm;
 
 pub use codes::{ActionKind, Code, Severity};
+pub use ctx::{fmt_bytes, human};
 pub use report::*;
 
 use crate::cluster::Snapshot;
+use crate::model::Kind;
 use jiff::{SignedDuration, Timestamp};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,9 +41,244 @@ impl Default for Settings {
     }
 }
 
-pub fn analyze(_snapshot: &Snapshot, _settings: &Settings, now: Timestamp) -> Report {
+pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
+    let mut out = emit::Findings::default();
+    let mut restores = Vec::with_capacity(snap.restore_jobs.len());
+    let mut disk_uses = Vec::new();
+
+    // Which applications have a restore in flight, to tell a lingering suspension from one a
+    // newer restore made on purpose.
+    let mut active_apps: std::collections::BTreeMap<(String, String, String), usize> =
+        Default::default();
+    let ctxs: Vec<ctx::Ctx> = snap
+        .restore_jobs
+        .iter()
+        .map(|rj| ctx::Ctx::new(snap, settings, now, rj))
+        .collect();
+    for c in ctxs.iter().filter(|c| !c.terminal()) {
+        if let Some(t) = &c.target {
+            *active_apps
+                .entry((c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .or_default() += 1;
+        }
+    }
+
+    for c in &ctxs {
+        let (steps, disk_chains, disk_names, pg, deadline, leftovers, mut tree) = match c.driver {
+            report::Driver::Velero => {
+                let o = vm::analyze_vm(c, &mut out);
+                let names: Vec<String> = o.disks.iter().map(|d| d.name.clone()).collect();
+                let left = vm::leftovers(c, &o.disks);
+                let tree = vm_tree(c, &o.disks);
+                (
+                    o.steps,
+                    o.disks.iter().map(|d| d.chain()).collect(),
+                    names,
+                    None,
+                    None,
+                    left,
+                    tree,
+                )
+            }
+            report::Driver::Cnpg => {
+                let o = postgres::analyze_pg(c, &mut out);
+                let tree = pg_tree(c);
+                let mut left = Vec::new();
+                if let Some(app) = c.app() {
+                    let hr = crate::model::names::postgres_release(app);
+                    if snap
+                        .helm_releases
+                        .get(c.ns, &hr)
+                        .is_some_and(|h| h.is_suspended() == Some(true))
+                    {
+                        left.push(format!("suspended HelmRelease {hr}"));
+                    }
+                }
+                (
+                    o.steps,
+                    Vec::new(),
+                    Vec::new(),
+                    o.view,
+                    o.deadline,
+                    left,
+                    tree,
+                )
+            }
+            report::Driver::Other => {
+                let (v, _) = common::validate_step(c);
+                (
+                    vec![v],
+                    Vec::new(),
+                    Vec::new(),
+                    None,
+                    None,
+                    Vec::new(),
+                    Vec::new(),
+                )
+            }
+        };
+        tree.push(c.rj.meta.last_change);
+        tree.extend(c.events.iter().map(|e| e.last));
+        let last_change = tree.into_iter().flatten().max();
+        let other_active = c.target.as_ref().is_some_and(|t| {
+            let n = active_apps
+                .get(&(c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .copied()
+                .unwrap_or(0);
+            n > usize::from(!c.terminal())
+        });
+        let facts = common::RestoreFacts {
+            releases: common::suspended_releases(c, &disk_names),
+            leftovers,
+            last_change,
+            other_active_on_app: other_active,
+            _p: std::marker::PhantomData,
+        };
+        common::restore_findings(c, &facts, &mut out);
+        if c.driver == report::Driver::Velero
+            && c.in_place
+            && c.is_vm_instance()
+            && c.keep_original() != Some(false)
+        {
+            disk_uses.push((
+                c.id.clone(),
+                c.terminal(),
+                c.hash.clone(),
+                disk_names.clone(),
+            ));
+        }
+        let stale = stale_kinds(c.driver).iter().any(|k| snap.is_stale(*k));
+        restores.push(RestoreView {
+            id: c.id.clone(),
+            uid: c.rj.meta.uid.clone(),
+            driver: c.driver,
+            target: c.target.clone(),
+            in_place: c.in_place,
+            phase: match &c.rj.phase {
+                crate::model::objects::RjPhase::Invalid(_) => "unknown".into(),
+                p => p.as_str().to_string(),
+            },
+            terminal: c.terminal(),
+            message: c.rj.message.clone(),
+            created: c.rj.meta.created,
+            started_at: c.started(),
+            completed_at: c.rj.completed_at.known().copied(),
+            deadline,
+            backup: c.rj.backup_ref.clone(),
+            hash: c.hash.clone(),
+            keep_original_pvc: c.keep_original(),
+            steps,
+            disks: disk_chains,
+            postgres: pg,
+            events: c.event_lines(),
+            last_change,
+            stale,
+        });
+    }
+
+    global::concurrent(snap, &restores, &mut out);
+    global::hash_collisions(snap, &disk_uses, &mut out);
+    global::objectstore_owners(snap, &restores, settings, now, &mut out);
+    global::system_bucket(snap, &restores, &mut out);
+    global::watch_stale(snap, settings, now, &mut out);
+    let orig_pvcs = orig::inventory(snap, &mut out);
+
+    let mut findings = out.0;
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.restore.is_none().cmp(&b.restore.is_none()))
+            .then_with(|| a.restore.cmp(&b.restore))
+            .then_with(|| a.code.as_str().cmp(b.code.as_str()))
+            .then_with(|| a.objects.cmp(&b.objects))
+    });
+    findings.dedup();
     Report {
         now: Some(now),
-        ..Report::default()
+        restores,
+        findings,
+        orig_pvcs,
     }
+}
+
+fn stale_kinds(driver: report::Driver) -> &'static [Kind] {
+    match driver {
+        report::Driver::Velero => &[
+            Kind::RestoreJob,
+            Kind::PersistentVolumeClaim,
+            Kind::PersistentVolume,
+            Kind::DataVolume,
+            Kind::VirtualMachine,
+            Kind::VirtualMachineInstance,
+            Kind::HelmRelease,
+            Kind::VeleroRestore,
+            Kind::DataDownload,
+        ],
+        report::Driver::Cnpg => &[
+            Kind::RestoreJob,
+            Kind::CnpgCluster,
+            Kind::ObjectStore,
+            Kind::Postgres,
+            Kind::HelmRelease,
+            Kind::PersistentVolumeClaim,
+        ],
+        report::Driver::Other => &[Kind::RestoreJob],
+    }
+}
+
+fn vm_tree(c: &ctx::Ctx, disks: &[disks::Disk]) -> Vec<Option<Timestamp>> {
+    let mut t = Vec::new();
+    for d in disks {
+        t.push(d.dv.and_then(|x| x.meta.last_change));
+        t.push(d.pvc.and_then(|x| x.meta.last_change));
+        t.push(d.pv.and_then(|x| x.meta.last_change));
+        t.push(d.orig.and_then(|x| x.meta.last_change));
+        t.push(d.orig_pv.and_then(|x| x.meta.last_change));
+        t.push(d.download.and_then(|x| x.meta.last_change));
+    }
+    t.push(c.velero.and_then(|v| v.meta.last_change));
+    if let Some(vm) = c.vm_name() {
+        t.push(c.snap.vms.get(c.ns, &vm).and_then(|x| x.meta.last_change));
+        t.push(c.snap.vmis.get(c.ns, &vm).and_then(|x| x.meta.last_change));
+        t.push(
+            c.snap
+                .helm_releases
+                .get(c.ns, &vm)
+                .and_then(|x| x.meta.last_change),
+        );
+    }
+    for d in disks {
+        t.push(
+            c.snap
+                .helm_releases
+                .get(c.ns, &d.name)
+                .and_then(|x| x.meta.last_change),
+        );
+    }
+    t
+}
+
+fn pg_tree(c: &ctx::Ctx) -> Vec<Option<Timestamp>> {
+    let Some(app) = c.app() else {
+        return Vec::new();
+    };
+    let cl = crate::model::names::postgres_release(app);
+    vec![
+        c.snap
+            .clusters
+            .get(c.ns, &cl)
+            .and_then(|x| x.meta.last_change),
+        c.snap
+            .helm_releases
+            .get(c.ns, &cl)
+            .and_then(|x| x.meta.last_change),
+        c.snap
+            .postgreses
+            .get(c.ns, app)
+            .and_then(|x| x.meta.last_change),
+        c.snap
+            .object_stores
+            .get(c.ns, &cl)
+            .and_then(|x| x.meta.last_change),
+    ]
 }

@@ -1,10 +1,215 @@
 //! `restorewatch check`: analyse once and report, for scripts and on-call dumps.
 
-use clap::Args;
+use super::common::ClusterArgs;
+use super::exit;
+use super::output;
+use crate::analysis::{self, Report, Settings, Severity};
+use crate::cluster::files::{LoadProblem, load_text};
+use crate::cluster::{Snapshot, SourceInfo};
+use clap::{Args, ValueEnum};
+use jiff::{SignedDuration, Timestamp};
+use std::io::Read;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+impl FailOn {
+    fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Args)]
-pub struct CheckArgs {}
+#[command(
+    after_help = "Exit status: 0 when no finding reaches --fail-on, 1 when one does, 2 on bad usage or unreadable input.\n\n\
+Examples:\n  kubectl get restorejobs,backups,pvc,pv,dv,vm,vmi,hr -A -o yaml > dump.yaml\n  restorewatch check --snapshot dump.yaml\n  \
+restorewatch check --snapshot dump.yaml -o json --fail-on warning\n  restorewatch check            # the current kubeconfig context"
+)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// kubectl output to analyse instead of a cluster (a List, an object, multi-document YAML
+    /// or JSON; repeatable; `-` reads stdin)
+    #[arg(long = "snapshot", value_name = "FILE")]
+    pub snapshots: Vec<PathBuf>,
+    /// The time to judge ages and deadlines against (RFC3339; default: now)
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub now: Option<Timestamp>,
+    /// How long a restore may show no change before it counts as stalled (e.g. 10m, 90s, 1h)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub stall_after: SignedDuration,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    /// Exit 1 when a finding reaches this severity
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+}
 
-pub async fn run(_args: CheckArgs) -> anyhow::Result<i32> {
-    Ok(super::exit::OK)
+pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    s.parse::<Timestamp>()
+        .map_err(|e| format!("not an RFC3339 time ({e}), e.g. 2026-11-20T10:00:00Z"))
+}
+
+/// `90s`, `10m`, `1h30m`, `2d`.
+pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
+    let err = || format!("not a duration: {s:?} (e.g. 90s, 10m, 1h30m)");
+    let mut total = 0i64;
+    let mut num = String::new();
+    let mut any = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let n: i64 = num.parse().map_err(|_| err())?;
+        num.clear();
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86400,
+            _ => return Err(err()),
+        };
+        total = total
+            .checked_add(n.checked_mul(unit).ok_or_else(err)?)
+            .ok_or_else(err)?;
+        any = true;
+    }
+    if !num.is_empty() || !any {
+        return Err(err());
+    }
+    Ok(SignedDuration::from_secs(total))
+}
+
+/// Reads the files (and stdin for `-`), reporting broken documents on stderr.
+pub fn load_snapshot(paths: &[PathBuf]) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
+    let mut objects = Vec::new();
+    let mut problems = Vec::new();
+    let mut names = Vec::new();
+    for p in paths {
+        let (text, origin) = if p.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+            (s, "<stdin>".to_string())
+        } else {
+            let s = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+            (s, p.display().to_string())
+        };
+        let loaded = load_text(&text, &origin);
+        objects.extend(loaded.objects);
+        problems.extend(loaded.problems);
+        names.push(origin);
+    }
+    let mut snap = Snapshot::from_objects(objects);
+    let newest = newest_object(&snap);
+    snap.source = SourceInfo::Files {
+        files: names,
+        newest_object: newest,
+    };
+    Ok((snap, problems))
+}
+
+fn newest_object(snap: &Snapshot) -> Option<Timestamp> {
+    crate::model::Kind::all()
+        .filter_map(|k| {
+            // Only RestoreJobs and events are cheap and telling enough for "as of".
+            match k {
+                crate::model::Kind::RestoreJob => snap
+                    .restore_jobs
+                    .iter()
+                    .filter_map(|o| o.meta.last_change)
+                    .max(),
+                crate::model::Kind::Event => snap.events.iter().filter_map(|o| o.last).max(),
+                _ => None,
+            }
+        })
+        .max()
+}
+
+/// Keeps only the namespace asked for (cluster-scoped objects stay: PVs, StorageClasses).
+pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
+    let Some(ns) = namespace else { return };
+    report.restores.retain(|r| r.id.namespace == ns);
+    report.orig_pvcs.retain(|o| o.namespace == ns);
+    report.findings.retain(|f| match &f.restore {
+        Some(r) => r.namespace == ns,
+        None => f.objects.iter().any(|o| o.namespace == ns) || f.objects.is_empty(),
+    });
+}
+
+pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
+    let snap = if args.snapshots.is_empty() {
+        match crate::cluster::list_once::snapshot(&args.cluster).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("restorewatch: {e:#}");
+                return Ok(exit::USAGE);
+            }
+        }
+    } else {
+        match load_snapshot(&args.snapshots) {
+            Ok((snap, problems)) => {
+                for p in &problems {
+                    eprintln!("restorewatch: {p}");
+                }
+                snap
+            }
+            Err(e) => {
+                eprintln!("restorewatch: {e:#}");
+                return Ok(exit::USAGE);
+            }
+        }
+    };
+    let settings = Settings {
+        stall_after: args.stall_after,
+        ..Settings::default()
+    };
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let mut report = analysis::analyze(&snap, &settings, now);
+    scope_report(&mut report, args.cluster.namespace.as_deref());
+    match args.output {
+        Format::Json => println!("{}", output::json(&report)),
+        Format::Text => print!("{}", output::text(&report, output::use_colour())),
+    }
+    let fails = args
+        .fail_on
+        .threshold()
+        .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
+    Ok(if fails { exit::FINDINGS } else { exit::OK })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_kubectl_users_write_them() {
+        assert_eq!(parse_duration("90s"), Ok(SignedDuration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(SignedDuration::from_mins(10)));
+        assert_eq!(parse_duration("1h30m"), Ok(SignedDuration::from_mins(90)));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("5x").is_err());
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod common;
+pub mod output;
 pub mod tui;
 
 use clap::{Parser, Subcommand};

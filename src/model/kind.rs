@@ -56,6 +56,7 @@ impl KindInfo {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn info(
     kind: Kind,
     api_kind: &'static str,

@@ -1,0 +1,178 @@
+//! Rules that hold for any restore, whatever its driver.
+
+use super::codes::Code;
+use super::ctx::{Ctx, human};
+use super::emit::Findings;
+use super::report::{Driver, ObjRef, Step, StepId, StepState};
+use crate::model::Kind;
+use crate::model::objects::RjPhase;
+use jiff::Timestamp;
+
+pub fn validate_step(ctx: &Ctx) -> (Step, bool) {
+    let rj = ctx.rj;
+    let mk = |state, detail: String| Step {
+        id: StepId::Validate,
+        state,
+        detail,
+        progress: None,
+    };
+    match &rj.phase {
+        RjPhase::New => (
+            mk(
+                StepState::Active,
+                "waiting for the controller to pick it up".into(),
+            ),
+            false,
+        ),
+        RjPhase::Pending => {
+            let why = rj
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready")
+                .and_then(|c| c.reason.clone());
+            (
+                mk(
+                    StepState::Active,
+                    format!(
+                        "Pending{}",
+                        why.map(|w| format!(": {w}")).unwrap_or_default()
+                    ),
+                ),
+                false,
+            )
+        }
+        RjPhase::Failed if !rj.started_at.is_known() => (
+            mk(
+                StepState::Failed,
+                rj.message.clone().unwrap_or_else(|| "Failed".into()),
+            ),
+            false,
+        ),
+        RjPhase::Invalid(raw) => (
+            mk(StepState::Active, format!("phase unreadable: {raw}")),
+            false,
+        ),
+        _ => (
+            mk(
+                StepState::Done,
+                ctx.started()
+                    .map(|t| format!("started {t}"))
+                    .unwrap_or_else(|| "started".into()),
+            ),
+            true,
+        ),
+    }
+}
+
+/// The HelmReleases a restore suspends, by driver.
+pub fn suspended_releases(ctx: &Ctx, disk_names: &[String]) -> Vec<String> {
+    let Some(app) = ctx.app() else {
+        return Vec::new();
+    };
+    match (ctx.driver, ctx.target_kind()) {
+        (Driver::Cnpg, _) => vec![crate::model::names::postgres_release(app)],
+        (Driver::Velero, Some("VMDisk")) => vec![crate::model::names::vm_disk_name(app)],
+        (Driver::Velero, _) => std::iter::once(crate::model::names::vm_instance_release(app))
+            .chain(disk_names.iter().cloned())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub struct RestoreFacts<'a> {
+    pub releases: Vec<String>,
+    pub leftovers: Vec<String>,
+    /// Newest change in the restore's object tree.
+    pub last_change: Option<Timestamp>,
+    /// Whether another non-terminal restore targets the same application.
+    pub other_active_on_app: bool,
+    pub _p: std::marker::PhantomData<&'a ()>,
+}
+
+pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
+    let snap = ctx.snap;
+    let id = Some(&ctx.id);
+    let rj = ctx.rj;
+
+    if rj.phase == RjPhase::Failed {
+        out.push(
+            snap,
+            Code::RestoreFailed,
+            id,
+            vec![ctx.rj_ref()],
+            format!(
+                "{} failed: {}{}",
+                rj.meta.name,
+                rj.message.as_deref().unwrap_or("(no message)"),
+                if facts.leftovers.is_empty() { String::new() } else { format!("; left behind: {}", facts.leftovers.join(", ")) }
+            ),
+            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM) and create a new RestoreJob".into(),
+        );
+    }
+
+    if (ctx.terminal() || rj.meta.deleted.is_some()) && !facts.other_active_on_app {
+        for r in &facts.releases {
+            if let Some(hr) = snap.helm_releases.get(ctx.ns, r)
+                && hr.is_suspended() == Some(true)
+            {
+                out.push(
+                    snap,
+                    Code::HelmreleaseLeftSuspended,
+                    id,
+                    vec![ObjRef::new(Kind::HelmRelease, ctx.ns, r), ctx.rj_ref()],
+                    format!(
+                        "HelmRelease {r} is still suspended although {} is {}: Flux no longer reconciles the application",
+                        rj.meta.name,
+                        if rj.meta.deleted.is_some() { "being deleted".to_string() } else { rj.phase.as_str().to_string() }
+                    ),
+                    format!("Resume it (the resume-release action, or flux resume helmrelease {r} -n {})", ctx.ns),
+                );
+            }
+        }
+    }
+
+    let malformed_event = ctx.event_with("MalformedOptions");
+    let bad_fields = match ctx.driver {
+        Driver::Cnpg => rj.options.invalid_cnpg_fields(),
+        Driver::Velero => rj.options.invalid_velero_fields(),
+        Driver::Other => Vec::new(),
+    };
+    if malformed_event.is_some() || !bad_fields.is_empty() {
+        let what = if !bad_fields.is_empty() {
+            format!(
+                "spec.options fields of the wrong type: {}",
+                bad_fields.join(", ")
+            )
+        } else {
+            format!(
+                "MalformedOptions event: {}",
+                malformed_event
+                    .and_then(|e| e.message.clone())
+                    .unwrap_or_default()
+            )
+        };
+        let consequence = match ctx.driver {
+            Driver::Cnpg => {
+                "the CNPG driver drops ALL options: a point-in-time restore silently becomes a latest-point restore, timeouts fall back to defaults"
+            }
+            _ => "the Velero driver fails the restore (invalid restore options)",
+        };
+        out.push(snap, Code::MalformedOptions, id, vec![ctx.rj_ref()], format!("{what}; {consequence}"), "Delete this RestoreJob and create it again with well-typed options (booleans unquoted, seconds as integers, times as RFC3339)".into());
+    }
+
+    if rj.phase == RjPhase::Running && ctx.older_than(facts.last_change, ctx.settings.stall_after) {
+        let current = "";
+        out.push(
+            snap,
+            Code::RestoreStalled,
+            id,
+            vec![ctx.rj_ref()],
+            format!(
+                "{} is Running but nothing in its objects changed for {}{current}",
+                rj.meta.name,
+                facts.last_change.map(|l| human(ctx.now.duration_since(l))).unwrap_or_default()
+            ),
+            "Look at the current step and the controller's log (the backup controller in cozy-backup-controller); the Velero path has no deadline".into(),
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! What one RestoreJob is about: its Backup, target, driver, disks and the events that mention
+//! it. Built once per restore and read by the step and finding rules.
+
+use super::Settings;
+use super::report::{Driver, EventLine, ObjRef, RestoreId, TargetRef};
+use crate::cluster::Snapshot;
+use crate::model::names::{
+    LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE, VELERO_NAMESPACE, short_hash,
+    vm_instance_release,
+};
+use crate::model::objects::{Backup, RestoreJob, VeleroRestore};
+use crate::model::{Field, Kind, Obj};
+use jiff::{SignedDuration, Timestamp};
+use std::sync::Arc;
+
+pub struct Ctx<'a> {
+    pub snap: &'a Snapshot,
+    pub settings: &'a Settings,
+    pub now: Timestamp,
+    pub rj: &'a Arc<Obj<RestoreJob>>,
+    pub id: RestoreId,
+    pub ns: &'a str,
+    pub backup: Option<&'a Arc<Obj<Backup>>>,
+    pub target: Option<TargetRef>,
+    pub driver: Driver,
+    pub in_place: bool,
+    pub hash: String,
+    /// Events about the RestoreJob, oldest first.
+    pub events: Vec<&'a Obj<crate::model::objects::Event>>,
+    pub velero: Option<&'a Arc<Obj<VeleroRestore>>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        snap: &'a Snapshot,
+        settings: &'a Settings,
+        now: Timestamp,
+        rj: &'a Arc<Obj<RestoreJob>>,
+    ) -> Self {
+        let ns = rj.meta.namespace.as_str();
+        let backup = rj
+            .backup_ref
+            .as_deref()
+            .and_then(|b| snap.backups.get(ns, b));
+        let app = rj
+            .target
+            .clone()
+            .or_else(|| backup.and_then(|b| b.application_ref.clone()));
+        let target = app.map(|a| TargetRef {
+            kind: a.kind,
+            name: a.name,
+        });
+        let driver = driver_of(backup.map(|b| &***b), target.as_ref());
+        let in_place = match driver {
+            Driver::Velero => match &rj.options.target_namespace {
+                Field::Known(t) => t.is_empty() || t == ns,
+                _ => true,
+            },
+            _ => true,
+        };
+        let mut events = Vec::new();
+        for e in snap.events.in_namespace(ns) {
+            let about_us = e.involved.kind == "RestoreJob"
+                && e.involved.name == rj.meta.name
+                && e.involved
+                    .uid
+                    .as_deref()
+                    .is_none_or(|u| rj.meta.uid.is_empty() || u == rj.meta.uid);
+            if about_us {
+                events.push(&**e);
+            }
+        }
+        events.sort_by_key(|e| e.last);
+        let velero = find_velero_restore(snap, ns, &rj.meta.name);
+        Ctx {
+            snap,
+            settings,
+            now,
+            rj,
+            id: RestoreId {
+                namespace: ns.to_string(),
+                name: rj.meta.name.clone(),
+            },
+            ns,
+            backup,
+            target,
+            driver,
+            in_place,
+            hash: short_hash(&rj.meta.name),
+            events,
+            velero,
+        }
+    }
+
+    pub fn app(&self) -> Option<&str> {
+        self.target.as_ref().map(|t| t.name.as_str())
+    }
+
+    pub fn target_kind(&self) -> Option<&str> {
+        self.target.as_ref().map(|t| t.kind.as_str())
+    }
+
+    pub fn terminal(&self) -> bool {
+        self.rj.phase.is_terminal()
+    }
+
+    pub fn rj_ref(&self) -> ObjRef {
+        ObjRef::new(Kind::RestoreJob, self.ns, &self.rj.meta.name)
+    }
+
+    /// `keepOriginalPVC`, default true; `None` when unreadable.
+    pub fn keep_original(&self) -> Option<bool> {
+        self.rj
+            .options
+            .keep_original_pvc
+            .or_default_if_missing(true)
+    }
+
+    pub fn is_vm_instance(&self) -> bool {
+        self.target_kind() == Some("VMInstance")
+    }
+
+    pub fn started(&self) -> Option<Timestamp> {
+        self.rj.started_at.known().copied()
+    }
+
+    /// When the restore began, as best known.
+    pub fn began(&self) -> Option<Timestamp> {
+        self.started().or(self.rj.meta.created)
+    }
+
+    pub fn older_than(&self, t: Option<Timestamp>, d: SignedDuration) -> bool {
+        t.is_some_and(|t| self.now.duration_since(t) > d)
+    }
+
+    pub fn event_with(
+        &self,
+        reason_or_message: &str,
+    ) -> Option<&'a Obj<crate::model::objects::Event>> {
+        self.events.iter().copied().find(|e| {
+            e.reason
+                .as_deref()
+                .is_some_and(|r| r.contains(reason_or_message))
+                || e.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains(reason_or_message))
+        })
+    }
+
+    pub fn vm_name(&self) -> Option<String> {
+        self.app().map(vm_instance_release)
+    }
+
+    pub fn event_lines(&self) -> Vec<EventLine> {
+        self.events
+            .iter()
+            .map(|e| EventLine {
+                time: e.last,
+                type_: e.type_.clone().unwrap_or_default(),
+                reason: e.reason.clone().unwrap_or_default(),
+                message: e.message.clone().unwrap_or_default(),
+                count: e.count.unwrap_or(1),
+                about: None,
+            })
+            .collect()
+    }
+}
+
+pub fn driver_of(backup: Option<&Backup>, target: Option<&TargetRef>) -> Driver {
+    if let Some(kind) = backup
+        .and_then(|b| b.strategy_ref.as_ref())
+        .map(|s| s.kind.as_str())
+    {
+        match kind {
+            "Velero" => return Driver::Velero,
+            "CNPG" => return Driver::Cnpg,
+            _ => {}
+        }
+    }
+    match target.map(|t| t.kind.as_str()) {
+        Some("VMInstance" | "VMDisk") => Driver::Velero,
+        Some("Postgres") => Driver::Cnpg,
+        _ => Driver::Other,
+    }
+}
+
+/// The Velero Restore the controller created for a RestoreJob: found by its owner labels, or by
+/// the `<ns>.<name>-` generateName when labels were stripped. The newest wins.
+pub fn find_velero_restore<'a>(
+    snap: &'a Snapshot,
+    ns: &str,
+    name: &str,
+) -> Option<&'a Arc<Obj<VeleroRestore>>> {
+    let prefix = format!("{ns}.{name}-");
+    snap.velero_restores
+        .in_namespace(VELERO_NAMESPACE)
+        .filter(|r| {
+            let by_label = r.meta.label(LABEL_OWNED_BY_NAME) == Some(name)
+                && r.meta
+                    .label(LABEL_OWNED_BY_NAMESPACE)
+                    .is_none_or(|n| n == ns);
+            let by_name = r.meta.generate_name.as_deref() == Some(prefix.as_str())
+                || (r.meta.name.starts_with(&prefix)
+                    && r.meta.label(LABEL_OWNED_BY_NAME).is_none());
+            by_label || by_name
+        })
+        .max_by_key(|r| r.meta.created)
+}
+
+/// "12m", "2h05m", "40s": compact durations for messages.
+pub fn human(d: SignedDuration) -> String {
+    let secs = d.as_secs().max(0);
+    if secs < 120 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m", secs / 60)
+    } else if secs < 86400 {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    } else {
+        format!("{}d{}h", secs / 86400, (secs % 86400) / 3600)
+    }
+}
+
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

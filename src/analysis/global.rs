@@ -1,0 +1,206 @@
+//! Rules across restores and objects: concurrency, hash collisions, ObjectStore ownership,
+//! Postgres apps that cannot bootstrap, and watches that went stale.
+
+use super::Settings;
+use super::codes::Code;
+use super::ctx::human;
+use super::emit::Findings;
+use super::report::{ObjRef, RestoreId, RestoreView};
+use crate::cluster::{Snapshot, SyncState};
+use crate::model::Kind;
+use crate::model::names::LABEL_CNPG_CLUSTER;
+use crate::model::objects::find_condition;
+use jiff::Timestamp;
+use std::collections::BTreeMap;
+
+pub fn concurrent(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
+    let mut by_app: BTreeMap<(String, String, String), Vec<&RestoreView>> = BTreeMap::new();
+    for r in restores.iter().filter(|r| !r.terminal) {
+        if let Some(t) = &r.target {
+            by_app
+                .entry((r.id.namespace.clone(), t.kind.clone(), t.name.clone()))
+                .or_default()
+                .push(r);
+        }
+    }
+    for ((ns, kind, name), group) in by_app.into_iter().filter(|(_, g)| g.len() > 1) {
+        let names: Vec<&str> = group.iter().map(|r| r.id.name.as_str()).collect();
+        for r in &group {
+            out.push(
+                snap,
+                Code::ConcurrentRestores,
+                Some(&r.id),
+                group.iter().map(|o| ObjRef::new(Kind::RestoreJob, &ns, &o.id.name)).collect(),
+                format!("{} restores run at once on {kind} {name}: {}; nothing locks them against each other", group.len(), names.join(", ")),
+                "Delete all but one of them (deleting does not undo suspend, halt or rename: check what the deleted one left)".into(),
+            );
+        }
+    }
+}
+
+/// `(restore, terminal, disk names)` of VM restores that keep disks.
+pub type DiskUse = (RestoreId, bool, String, Vec<String>);
+
+pub fn hash_collisions(snap: &Snapshot, uses: &[DiskUse], out: &mut Findings) {
+    for (i, (a, a_term, a_hash, a_disks)) in uses.iter().enumerate() {
+        for (b, b_term, b_hash, b_disks) in &uses[i + 1..] {
+            if a.namespace != b.namespace
+                || a.name == b.name
+                || a_hash != b_hash
+                || (*a_term && *b_term)
+            {
+                continue;
+            }
+            let shared: Vec<&String> = a_disks.iter().filter(|d| b_disks.contains(d)).collect();
+            if shared.is_empty() {
+                continue;
+            }
+            for (me, other) in [(a, b), (b, a)] {
+                out.push(
+                    snap,
+                    Code::OrigHashCollision,
+                    Some(me),
+                    vec![ObjRef::new(Kind::RestoreJob, &me.namespace, &me.name), ObjRef::new(Kind::RestoreJob, &other.namespace, &other.name)],
+                    format!(
+                        "RestoreJobs {} and {} share the -orig hash {a_hash} and both restore {}: they would keep the disk under the same name {}-orig-{a_hash}",
+                        me.name,
+                        other.name,
+                        shared.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                        shared[0]
+                    ),
+                    "Rename one RestoreJob (delete and re-create it under another name) before it reaches the keep-disks step".into(),
+                );
+            }
+        }
+    }
+}
+
+pub fn objectstore_owners(
+    snap: &Snapshot,
+    restores: &[RestoreView],
+    settings: &Settings,
+    now: Timestamp,
+    out: &mut Findings,
+) {
+    for os in snap.object_stores.iter() {
+        let Some(owner) = os.meta.controller_owner().filter(|o| o.kind == "Cluster") else {
+            continue;
+        };
+        let ns = os.meta.namespace.as_str();
+        let live = snap.clusters.get(ns, &owner.name);
+        let restore = restores
+            .iter()
+            .filter(|r| {
+                r.id.namespace == ns
+                    && r.postgres
+                        .as_ref()
+                        .is_some_and(|p| p.cluster_name == owner.name)
+            })
+            .max_by_key(|r| (!r.terminal, r.created));
+        let problem = match live {
+            Some(c) if c.meta.uid == owner.uid => None,
+            Some(c) => {
+                // The driver re-applies the ObjectStore right after the chart renders a new
+                // Cluster: give it the grace period before calling the UID stale.
+                let fresh = c
+                    .meta
+                    .created
+                    .is_some_and(|t| now.duration_since(t) < settings.rename_grace);
+                (!fresh).then(|| format!("its controller owner is Cluster {} UID {}, but the live Cluster has UID {}", owner.name, owner.uid, c.meta.uid))
+            }
+            None => {
+                // During a purge the Cluster is gone on purpose.
+                let purging = restore.is_some_and(|r| {
+                    !r.terminal
+                        && snap.restore_jobs.get(ns, &r.id.name).is_some_and(|rj| {
+                            find_condition(&rj.conditions, "TargetPurged")
+                                .is_none_or(|c| !c.is_true())
+                        })
+                });
+                let observed = super::disks::kind_observed(snap, Kind::CnpgCluster);
+                (!purging && observed).then(|| {
+                    format!(
+                        "its controller owner Cluster {} (UID {}) no longer exists",
+                        owner.name, owner.uid
+                    )
+                })
+            }
+        };
+        if let Some(p) = problem {
+            let mut objects = vec![ObjRef::new(Kind::ObjectStore, ns, &os.meta.name)];
+            if live.is_some() {
+                objects.push(ObjRef::new(Kind::CnpgCluster, ns, &owner.name));
+            }
+            out.push(
+                snap,
+                Code::ObjectstoreOwnerStale,
+                restore.map(|r| &r.id),
+                objects,
+                format!("ObjectStore {}: {p}; the garbage collector will delete it and WAL archiving stops", os.meta.name),
+                format!("Point its ownerReference at the live Cluster's UID (kubectl edit objectstore {} -n {ns}), or let the backup driver re-apply it", os.meta.name),
+            );
+        }
+    }
+}
+
+pub fn system_bucket(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
+    for app in snap.postgreses.iter() {
+        if app.bootstrap_enabled.known() != Some(&true)
+            || app.use_system_bucket.known() != Some(&true)
+        {
+            continue;
+        }
+        let ns = app.meta.namespace.as_str();
+        let restore = restores
+            .iter()
+            .filter(|r| {
+                r.id.namespace == ns
+                    && r.target
+                        .as_ref()
+                        .is_some_and(|t| t.kind == "Postgres" && t.name == app.meta.name)
+            })
+            .max_by_key(|r| (!r.terminal, r.created));
+        let cluster = crate::model::names::postgres_release(&app.meta.name);
+        let pvcs = snap
+            .pvcs
+            .in_namespace(ns)
+            .filter(|p| p.meta.label(LABEL_CNPG_CLUSTER) == Some(cluster.as_str()))
+            .count();
+        out.push(
+            snap,
+            Code::SystemBucketBootstrap,
+            restore.map(|r| &r.id),
+            vec![ObjRef::new(Kind::Postgres, ns, &app.meta.name)],
+            format!(
+                "Postgres {} has bootstrap.enabled: true with backup.useSystemBucket: true: the chart refuses to render, so no Cluster comes back after the purge{}",
+                app.meta.name,
+                if snap.clusters.get(ns, &cluster).is_none() && pvcs == 0 { " (none is there now)" } else { "" }
+            ),
+            "Set backup.useSystemBucket: false (with an explicit bucket) on the app, or restore into a copy".into(),
+        );
+    }
+}
+
+pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &mut Findings) {
+    for (kind, h) in &snap.health {
+        let (since, error) = match &h.state {
+            SyncState::Resyncing { since, error } | SyncState::Failed { since, error } => {
+                (*since, error.as_str())
+            }
+            _ => continue,
+        };
+        let down = now.duration_since(since);
+        if down <= settings.watch_stale_after {
+            continue;
+        }
+        out.push(
+            snap,
+            Code::WatchStale,
+            None,
+            Vec::new(),
+            format!("the watch of {} has been down for {} ({error}); what is shown of them is from before", kind.info().label, human(down)),
+            "Check the connection to the API server and RBAC; restorewatch reconnects by itself".into(),
+        )
+        .stale = true;
+    }
+}

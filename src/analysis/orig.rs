@@ -1,0 +1,220 @@
+//! Every `-orig` PVC in the cluster, whose it is, and whether deleting it now would lose a volume.
+
+use super::codes::{Code, Severity};
+use super::disks::{pv_info, pv_of, pvc_info};
+use super::emit::Findings;
+use super::report::{ObjRef, OrigPvcView, RestoreId};
+use crate::cluster::Snapshot;
+use crate::model::names::{
+    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, short_hash,
+};
+use crate::model::objects::{Pv, Pvc, RestoreJob};
+use crate::model::{Kind, Obj};
+use std::sync::Arc;
+
+fn restore_of<'a>(
+    snap: &'a Snapshot,
+    pvc: &'a Obj<Pvc>,
+    hash: &'a str,
+) -> Option<&'a Arc<Obj<RestoreJob>>> {
+    let ns = pvc.meta.namespace.as_str();
+    if let Some(uid) = pvc.meta.annotation(ANN_RESTORE_JOB_UID) {
+        return snap
+            .restore_jobs
+            .in_namespace(ns)
+            .find(|r| r.meta.uid == uid);
+    }
+    snap.restore_jobs
+        .in_namespace(ns)
+        .filter(|r| short_hash(&r.meta.name) == hash)
+        .max_by_key(|r| r.meta.created)
+}
+
+fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
+    pvc.meta
+        .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
+        .or_else(|| pv.and_then(|p| p.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
+        .map(str::to_string)
+}
+
+pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
+    let mut views = Vec::new();
+    for pvc in snap.pvcs.iter() {
+        let Some((base, hash)) = parse_orig_name(&pvc.meta.name) else {
+            continue;
+        };
+        let ns = pvc.meta.namespace.as_str();
+        let pv = pv_of(snap, pvc);
+        let rj = restore_of(snap, pvc, hash);
+        let class = pv
+            .and_then(|p| p.storage_class.clone())
+            .or_else(|| pvc.storage_class.clone())
+            .and_then(|c| snap.storage_classes.get("", &c))
+            .and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
+        let mounted_by: Vec<String> = snap
+            .pods
+            .in_namespace(ns)
+            .filter(|p| !p.is_finished() && p.claims.iter().any(|c| c == &pvc.meta.name))
+            .map(|p| p.meta.name.clone())
+            .collect();
+        let rec = recorded(pvc, pv.map(|p| &**p));
+        let pv_policy = pv.and_then(|p| p.reclaim_policy.known().cloned());
+        let reclaim = if let Some(r) = rj.filter(|r| !r.phase.is_terminal()) {
+            Err(format!(
+                "RestoreJob {} is {}",
+                r.meta.name,
+                if r.phase.as_str().is_empty() {
+                    "new"
+                } else {
+                    r.phase.as_str()
+                }
+            ))
+        } else if !mounted_by.is_empty() {
+            Err(format!("mounted by pod {}", mounted_by.join(", ")))
+        } else if pvc.meta.deleted.is_some() {
+            Err("already being deleted".to_string())
+        } else if pv_policy.as_deref() == Some("Retain") {
+            Ok(rec.clone())
+        } else {
+            Ok(None)
+        };
+        let deleting = pvc.meta.deleted.is_some();
+        let restore_id = rj.map(|r| RestoreId {
+            namespace: ns.to_string(),
+            name: r.meta.name.clone(),
+        });
+        if pv_policy.as_deref() == Some("Retain") {
+            leak_findings(
+                snap,
+                out,
+                pvc,
+                pv,
+                rec.as_deref(),
+                class.as_deref(),
+                restore_id.as_ref(),
+                deleting,
+            );
+        }
+        views.push(OrigPvcView {
+            namespace: ns.to_string(),
+            pvc: pvc_info(pvc),
+            base: base.to_string(),
+            hash: hash.to_string(),
+            size: pvc.size().map(str::to_string),
+            restore: restore_id,
+            restore_phase: rj.map(|r| r.phase.as_str().to_string()),
+            pv: pv.map(|p| pv_info(p)),
+            class_policy: class,
+            mounted_by,
+            reclaim,
+        });
+    }
+    released_leaks(snap, out);
+    views
+}
+
+#[allow(clippy::too_many_arguments)]
+fn leak_findings(
+    snap: &Snapshot,
+    out: &mut Findings,
+    pvc: &Obj<Pvc>,
+    pv: Option<&Arc<Obj<Pv>>>,
+    rec: Option<&str>,
+    class: Option<&str>,
+    restore: Option<&RestoreId>,
+    deleting: bool,
+) {
+    let Some(pv) = pv else { return };
+    let ns = &pvc.meta.namespace;
+    let objects = vec![
+        ObjRef::new(Kind::PersistentVolumeClaim, ns, &pvc.meta.name),
+        ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name),
+    ];
+    // While the -orig PVC simply sits there, the leak is a risk to know of (info); once its
+    // deletion is under way it is about to happen (warning).
+    let sev = if deleting {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let now_note = if deleting {
+        " It is being deleted NOW."
+    } else {
+        ""
+    };
+    match rec {
+        Some("Delete") => {
+            out.push_with(
+                snap,
+                Code::ReclaimLeakRisk,
+                sev,
+                restore,
+                objects,
+                format!(
+                    "PV {} of {} is Retain (set by the rename) and its recorded original policy is Delete: deleting the PVC alone leaves the volume behind.{now_note}",
+                    pv.meta.name, pvc.meta.name
+                ),
+                format!("Use the reclaim-orig action: it sets PV {} back to Delete, then deletes the PVC", pv.meta.name),
+            );
+        }
+        Some(_) => {}
+        None => {
+            let likely = class
+                .map(|c| format!("; its StorageClass says {c}"))
+                .unwrap_or_default();
+            out.push_with(
+                snap,
+                Code::ReclaimPolicyUnrecorded,
+                sev,
+                restore,
+                objects,
+                format!(
+                    "PV {} of {} is Retain and no original-reclaim-policy was recorded (controller before the fix): its policy before the rename is unknown{likely}.{now_note}",
+                    pv.meta.name, pvc.meta.name
+                ),
+                "Use the reclaim-orig action and pick the policy (the StorageClass's is the likely one); deleting the PVC alone keeps the volume".into(),
+            );
+        }
+    }
+}
+
+/// PVs still `Retain` whose `-orig` PVC is already gone: the leak happened.
+fn released_leaks(snap: &Snapshot, out: &mut Findings) {
+    for pv in snap.pvs.iter() {
+        let Some(c) = &pv.claim_ref else { continue };
+        if parse_orig_name(&c.name).is_none()
+            || pv.reclaim_policy.as_deref() != Some("Retain")
+            || snap
+                .pvcs
+                .get(&c.namespace, &c.name)
+                .is_some_and(|p| c.uid.as_deref().is_none_or(|u| u == p.meta.uid))
+        {
+            continue;
+        }
+        if !super::disks::kind_observed(snap, Kind::PersistentVolumeClaim) {
+            continue;
+        }
+        let rec = pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY);
+        let code = match rec {
+            Some("Delete") => Code::ReclaimLeakRisk,
+            Some(_) => continue,
+            None => Code::ReclaimPolicyUnrecorded,
+        };
+        out.push_with(
+            snap,
+            code,
+            Severity::Warning,
+            None,
+            vec![ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name)],
+            format!(
+                "PV {} ({}) still exists with policy Retain although its -orig PVC {}/{} is gone: the volume leaked{}",
+                pv.meta.name,
+                pv.phase.display(),
+                c.namespace,
+                c.name,
+                rec.map(|r| format!(" (recorded original policy {r})")).unwrap_or_default()
+            ),
+            format!("If the data is no longer needed: kubectl patch pv {} -p '{{\"spec\":{{\"persistentVolumeReclaimPolicy\":\"Delete\"}}}}'", pv.meta.name),
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! How `check` prints a report: the documented JSON schema for scripts, readable text for people.
+
+use crate::analysis::{Finding, Report, RestoreView, Severity, StepState};
+use serde::Serialize;
+use std::fmt::Write;
+use std::io::IsTerminal;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    restores: Vec<JsonRestore<'a>>,
+    findings: &'a [Finding],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonRestore<'a> {
+    namespace: &'a str,
+    name: &'a str,
+    uid: &'a str,
+    driver: &'a str,
+    target: Option<&'a crate::analysis::TargetRef>,
+    in_place: bool,
+    phase: &'a str,
+    steps: &'a [crate::analysis::Step],
+}
+
+pub fn json(report: &Report) -> String {
+    let doc = JsonReport {
+        restores: report
+            .restores
+            .iter()
+            .map(|r| JsonRestore {
+                namespace: &r.id.namespace,
+                name: &r.id.name,
+                uid: &r.uid,
+                driver: r.driver.as_str(),
+                target: r.target.as_ref(),
+                in_place: r.in_place,
+                phase: &r.phase,
+                steps: &r.steps,
+            })
+            .collect(),
+        findings: &report.findings,
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+pub fn use_colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+struct Paint(bool);
+
+impl Paint {
+    fn sev(&self, s: Severity) -> String {
+        let label = s.as_str().to_uppercase();
+        if !self.0 {
+            return label;
+        }
+        let code = match s {
+            Severity::Error => "1;31",
+            Severity::Warning => "1;33",
+            Severity::Info => "36",
+        };
+        format!("\x1b[{code}m{label}\x1b[0m")
+    }
+    fn bold(&self, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[1m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn dim(&self, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[2m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+fn glyph(s: StepState) -> &'static str {
+    match s {
+        StepState::Done => "✓",
+        StepState::Active => "▶",
+        StepState::Pending => "·",
+        StepState::Failed => "✗",
+        StepState::Skipped => "-",
+    }
+}
+
+fn finding(out: &mut String, p: &Paint, f: &Finding, indent: &str) {
+    let stale = if f.stale { " (stale)" } else { "" };
+    let _ = writeln!(
+        out,
+        "{indent}{} {}{stale}: {}",
+        p.sev(f.severity),
+        p.bold(f.code.as_str()),
+        f.message
+    );
+    let _ = writeln!(out, "{indent}    remedy: {}", f.remedy);
+    if let Some(a) = f.action {
+        let target = match &f.restore {
+            Some(r) if a != crate::analysis::ActionKind::ReclaimOrig => format!("--restore {r}"),
+            _ => f
+                .objects
+                .iter()
+                .find(|o| o.kind == crate::model::Kind::PersistentVolumeClaim)
+                .map(|o| format!("--pvc {}/{}", o.namespace, o.name))
+                .unwrap_or_default(),
+        };
+        let _ = writeln!(out, "{indent}    action: restorewatch action {a} {target}");
+    }
+    if !f.objects.is_empty() {
+        let objs: Vec<String> = f.objects.iter().map(|o| o.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "{indent}    {}",
+            p.dim(&format!("objects: {}", objs.join(", ")))
+        );
+    }
+}
+
+fn restore_header(out: &mut String, p: &Paint, r: &RestoreView) {
+    let target = r
+        .target
+        .as_ref()
+        .map(|t| format!("{} {}", t.kind, t.name))
+        .unwrap_or_else(|| "unknown target".into());
+    let mode = if r.in_place { "in place" } else { "copy" };
+    let phase = if r.phase.is_empty() { "New" } else { &r.phase };
+    let _ = writeln!(
+        out,
+        "{}  {target} ({}, {mode})  {phase}",
+        p.bold(&r.id.to_string()),
+        r.driver.as_str()
+    );
+}
+
+pub fn text(report: &Report, colour: bool) -> String {
+    let p = Paint(colour);
+    let mut out = String::new();
+    for r in &report.restores {
+        restore_header(&mut out, &p, r);
+        for s in &r.steps {
+            let detail = if s.detail.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", s.detail)
+            };
+            let line = format!("  {} {:<18}{detail}", glyph(s.state), s.id.as_str());
+            let _ = writeln!(
+                out,
+                "{}",
+                if s.state == StepState::Pending {
+                    p.dim(&line)
+                } else {
+                    line
+                }
+            );
+        }
+        for f in report.findings_for(&r.id) {
+            finding(&mut out, &p, f, "  ");
+        }
+        out.push('\n');
+    }
+    let loose: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.restore.is_none())
+        .collect();
+    if !loose.is_empty() {
+        let _ = writeln!(out, "{}", p.bold("Not tied to a restore"));
+        for f in loose {
+            finding(&mut out, &p, f, "  ");
+        }
+        out.push('\n');
+    }
+    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
+    let running = report.restores.iter().filter(|r| !r.terminal).count();
+    let _ = writeln!(
+        out,
+        "{} restores ({running} in progress), {} errors, {} warnings, {} info",
+        report.restores.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    );
+    out
+}
