@@ -5,14 +5,14 @@ use jiff::{SignedDuration, Timestamp, tz::TimeZone};
 use std::borrow::Cow;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-/// k9s-style compact age: `42s`, `4m12s`, `42m`, `3h12m`, `2d4h`. Negative ages (clock skew,
+/// k9s-style compact age: `42s`, `90s`, `42m`, `3h12m`, `2d4h`. Negative ages (clock skew,
 /// future deadlines) are shown as `0s` here; callers that need "in 5m" use `until`.
 pub fn age(d: SignedDuration) -> String {
     let s = d.as_secs().max(0);
     match s {
-        0..60 => format!("{s}s"),
-        60..600 => format!("{}m{}s", s / 60, s % 60),
-        600..3600 => format!("{}m", s / 60),
+        // Seconds matter only in the first two minutes; after that they are noise.
+        0..120 => format!("{s}s"),
+        120..3600 => format!("{}m", s / 60),
         3600..86400 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
         _ => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
     }
@@ -128,7 +128,8 @@ mod tests {
     #[test]
     fn ages_are_compact_and_never_negative() {
         assert_eq!(age(SignedDuration::from_secs(42)), "42s");
-        assert_eq!(age(SignedDuration::from_secs(252)), "4m12s");
+        assert_eq!(age(SignedDuration::from_secs(90)), "90s");
+        assert_eq!(age(SignedDuration::from_secs(252)), "4m");
         assert_eq!(age(SignedDuration::from_secs(2520)), "42m");
         assert_eq!(age(SignedDuration::from_secs(3 * 3600 + 720)), "3h12m");
         assert_eq!(age(SignedDuration::from_secs(2 * 86400 + 4 * 3600)), "2d4h");

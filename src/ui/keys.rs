@@ -194,7 +194,7 @@ const DEFAULTS: &[Default_] = &[
     (
         &["enter"],
         Action::Open,
-        "open the selected restore (from a finding or event: its restore)",
+        "open: the restore of the row; in a restore, the YAML of the line",
         &[S::Restores, S::Findings, S::Orig, S::Events, S::Detail],
     ),
     (

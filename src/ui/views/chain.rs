@@ -27,14 +27,6 @@ fn kv(t: &Theme, k: &str, v: String, style: Style) -> Vec<Span<'static>> {
     ]
 }
 
-/// The PVC of the chain that this PV should belong to: the one whose volumeName is the PV.
-fn expected_claim<'a>(d: &'a DiskChain, pv: &PvInfo) -> Option<&'a PvcInfo> {
-    [d.pvc.as_ref(), d.orig.as_ref()]
-        .into_iter()
-        .flatten()
-        .find(|p| p.volume.as_deref() == Some(pv.name.as_str()))
-}
-
 fn pvc_line(t: &Theme, what: &str, p: &PvcInfo) -> Vec<Span<'static>> {
     let mut v = vec![label(t, what), name(t, &p.name)];
     let phase_style = match p.phase.as_deref() {
@@ -43,20 +35,32 @@ fn pvc_line(t: &Theme, what: &str, p: &PvcInfo) -> Vec<Span<'static>> {
         _ => t.text(),
     };
     v.push(Span::styled(p.phase.display(), phase_style));
-    v.extend(kv(t, "uid", short_uid(&p.uid).to_string(), t.text()));
-    v.extend(kv(
-        t,
-        "→ PV",
-        p.volume.clone().unwrap_or_else(|| "none".into()),
-        t.text(),
-    ));
     if p.deleting {
         v.push(Span::styled(" (deleting)", t.text_warning()));
     }
     v
 }
 
-fn pv_line(t: &Theme, what: &str, ns: &str, d: &DiskChain, p: &PvInfo) -> Vec<Span<'static>> {
+fn pvc_tail(t: &Theme, p: &PvcInfo) -> Vec<Span<'static>> {
+    let mut v = kv(t, "uid", short_uid(&p.uid).to_string(), t.text());
+    v.extend(kv(
+        t,
+        "→",
+        p.volume.clone().unwrap_or_else(|| "no PV".into()),
+        t.text(),
+    ));
+    v
+}
+
+/// A PV and whether its claimRef points at the PVC that should hold it (`expected`): a
+/// mismatch is marked `✗` so it shows without colour too.
+fn pv_line(
+    t: &Theme,
+    what: &str,
+    ns: &str,
+    expected: Option<&PvcInfo>,
+    p: &PvInfo,
+) -> Vec<Span<'static>> {
     let mut v = vec![
         label(t, what),
         name(t, &p.name),
@@ -69,24 +73,30 @@ fn pv_line(t: &Theme, what: &str, ns: &str, d: &DiskChain, p: &PvInfo) -> Vec<Sp
     } else {
         t.text()
     };
-    v.extend(kv(t, "reclaim", p.reclaim_policy.display(), policy_style));
-    let (claim, claim_style) = match (&p.claim, expected_claim(d, p)) {
-        (None, _) => ("none".to_string(), t.text_warning()),
-        (Some((n, uid)), exp) => {
-            let text = match uid {
-                Some(u) => format!("{n} uid {}", short_uid(u)),
-                None => n.clone(),
-            };
-            let ok = exp.is_none_or(|e| {
+    v.push(Span::styled(
+        format!(" {}", p.reclaim_policy.display()),
+        policy_style,
+    ));
+    let (claim, claim_style) = match &p.claim {
+        None => ("✗ none".to_string(), t.text_warning()),
+        Some((n, uid)) => {
+            let ok = expected.is_none_or(|e| {
                 *n == format!("{ns}/{}", e.name) && uid.as_deref().is_none_or(|u| u == e.uid)
             });
-            (text, if ok { t.text() } else { t.text_danger() })
+            let uid = uid
+                .as_deref()
+                .map_or(String::new(), |u| format!(" ({})", short_uid(u)));
+            if ok {
+                (format!("{n}{uid}"), t.text())
+            } else {
+                (format!("✗ {n}{uid}"), t.text_danger())
+            }
         }
     };
     v.extend(kv(t, "claimRef", claim, claim_style));
     v.extend(kv(
         t,
-        "original-reclaim-policy",
+        "recorded",
         p.recorded_policy.clone().unwrap_or_else(|| "none".into()),
         t.text(),
     ));
@@ -102,9 +112,25 @@ fn orig_line(t: &Theme, r: &RestoreView, d: &DiskChain) -> Vec<Span<'static>> {
         ];
     };
     let mut v = pvc_line(t, "-orig PVC", o);
+    // The ownership verdict first: it decides whether anything may touch this PVC.
+    let (verdict, style) = match &d.orig_ownership {
+        Some(Ownership::Ours { annotated: true }) => ("ours".to_string(), t.text_ok()),
+        Some(Ownership::Ours { annotated: false }) => {
+            ("ours (by creation time)".to_string(), t.text_ok())
+        }
+        Some(Ownership::Foreign { other_uid }) => (
+            match other_uid {
+                Some(u) => format!("✗ FOREIGN (RestoreJob {})", short_uid(u)),
+                None => "✗ FOREIGN (older than this RestoreJob)".into(),
+            },
+            t.text_danger(),
+        ),
+        Some(Ownership::Unknown) | None => ("owner unknown".to_string(), t.text_warning()),
+    };
+    v.push(Span::styled(format!(" {verdict}"), style));
     let (uid, uid_style) = match &o.restore_job_uid {
-        Some(u) if *u == r.uid => (short_uid(u).to_string(), t.text_ok()),
-        Some(u) => (short_uid(u).to_string(), t.text_danger()),
+        Some(u) if *u == r.uid => (short_uid(u).to_string(), t.text()),
+        Some(u) => (format!("✗ {}", short_uid(u)), t.text_danger()),
         None => ("none".to_string(), t.text_dim()),
     };
     v.extend(kv(t, "restore-job-uid", uid, uid_style));
@@ -114,21 +140,7 @@ fn orig_line(t: &Theme, r: &RestoreView, d: &DiskChain) -> Vec<Span<'static>> {
         o.recorded_policy.clone().unwrap_or_else(|| "none".into()),
         t.text(),
     ));
-    let (verdict, style) = match &d.orig_ownership {
-        Some(Ownership::Ours { annotated: true }) => ("ours".to_string(), t.text_ok()),
-        Some(Ownership::Ours { annotated: false }) => {
-            ("ours (by creation time)".to_string(), t.text_ok())
-        }
-        Some(Ownership::Foreign { other_uid }) => (
-            match other_uid {
-                Some(u) => format!("FOREIGN (RestoreJob uid {})", short_uid(u)),
-                None => "FOREIGN (older than this RestoreJob)".into(),
-            },
-            t.text_danger(),
-        ),
-        Some(Ownership::Unknown) | None => ("owner unknown".to_string(), t.text_warning()),
-    };
-    v.push(Span::styled(format!("  {verdict}"), style));
+    v.extend(pvc_tail(t, o));
     v
 }
 
@@ -253,9 +265,13 @@ pub fn line(t: &Theme, r: &RestoreView, row: &ChainRow, disk: Option<&DiskChain>
             }
             v
         }
-        (ChainRow::Pvc(p), _) => pvc_line(t, "PVC", p),
-        (ChainRow::Pv(p), Some(d)) => pv_line(t, "PV", ns, d, p),
-        (ChainRow::OrigPv(p), Some(d)) => pv_line(t, "-orig PV", ns, d, p),
+        (ChainRow::Pvc(p), _) => {
+            let mut v = pvc_line(t, "PVC", p);
+            v.extend(pvc_tail(t, p));
+            v
+        }
+        (ChainRow::Pv(p), Some(d)) => pv_line(t, "PV", ns, d.pvc.as_ref(), p),
+        (ChainRow::OrigPv(p), Some(d)) => pv_line(t, "-orig PV", ns, d.orig.as_ref(), p),
         (ChainRow::Orig(d), _) => orig_line(t, r, d),
         (ChainRow::Download(dl), _) => {
             let mut v = vec![

@@ -86,7 +86,23 @@ pub fn draw_table(
     let shown: Vec<usize> = (0..cols.len())
         .filter(|i| screen_w >= cols[*i].min_screen)
         .collect();
-    let constraints: Vec<Constraint> = shown.iter().map(|i| cols[*i].width).collect();
+    // A `Max` column is only as wide as its widest cell, so short values leave room for names.
+    let constraints: Vec<Constraint> = shown
+        .iter()
+        .map(|i| match cols[*i].width {
+            Constraint::Max(cap) => {
+                let widest = rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(*i))
+                    .map(|c| format::width(&c.text))
+                    .chain([format::width(cols[*i].title)])
+                    .max()
+                    .unwrap_or(0);
+                Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
+            }
+            c => c,
+        })
+        .collect();
     let widths: Vec<usize> = Layout::horizontal(constraints)
         .spacing(1)
         .split(Rect::new(0, 0, columns.width, 1))

@@ -14,10 +14,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 const COLS: &[Col] = &[
     Col::new("NAMESPACE", Constraint::Max(16)),
-    Col::new("NAME", Constraint::Fill(2)),
+    Col::new("NAME", Constraint::Max(40)),
     Col::new("SIZE", Constraint::Length(6)).right(),
     Col::new("AGE", Constraint::Length(6)).right(),
-    Col::new("RESTOREJOB", Constraint::Fill(1)).from(100),
+    Col::new("RESTOREJOB", Constraint::Max(24)).from(100),
     Col::new("RECORDED", Constraint::Length(8)).from(90),
     Col::new("PV", Constraint::Length(9)).from(110),
     Col::new("POLICY", Constraint::Length(7)),
