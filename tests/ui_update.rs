@@ -234,7 +234,7 @@ fn a_stale_kind_makes_rows_stale_and_says_how_old() {
     let screen = render(&a);
     assert!(screen.contains("stale 5m"), "{screen}");
     assert!(
-        screen.contains("RestoreJob watch down since 11:55"),
+        screen.contains("RestoreJob watch down since 11:55:00 (data 5m old)"),
         "{screen}"
     );
     assert!(screen.contains("RestoreJob✗5m"), "{screen}");

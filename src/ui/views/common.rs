@@ -288,10 +288,9 @@ pub fn degraded_lines(app: &App, kinds: &[Kind]) -> Vec<String> {
         .map(|(k, s)| match s {
             SyncState::Syncing => format!("syncing {}…", plural(k)),
             SyncState::Resyncing { since, error } | SyncState::Failed { since, error } => format!(
-                "{} watch down since {} ({}), data {} old: {error}",
+                "{} watch down since {} (data {} old): {error}",
                 k.info().label,
                 format::clock(*since, &app.opts.tz),
-                format::age_since(app.now, Some(*since)),
                 format::age_since(app.now, Some(*since)),
             ),
             SyncState::Forbidden { error } => format!("no access to {}: {error}", plural(k)),
