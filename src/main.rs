@@ -6,6 +6,7 @@ async fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
+        Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
         None => restorewatch::cli::tui::run(cli.tui).await,
     };
     let code = match result {

@@ -3,9 +3,9 @@
 //! the rules table-testable.
 
 pub mod codes;
-mod common;
-mod ctx;
-mod disks;
+pub(crate) mod common;
+pub(crate) mod ctx;
+pub(crate) mod disks;
 mod emit;
 mod global;
 mod orig;

@@ -1,6 +1,7 @@
 //! Command-line interface: argument types and one module per command. `main.rs` only parses
 //! and dispatches here.
 
+pub mod action;
 pub mod check;
 pub mod common;
 pub mod output;
@@ -30,6 +31,8 @@ pub struct Cli {
 pub enum Command {
     /// Analyse once (a live cluster or kubectl dumps), print findings, exit 0/1/2
     Check(check::CheckArgs),
+    /// Run a guarded repair (prints the plan; executes with --yes)
+    Action(action::ActionArgs),
 }
 
 /// Exit codes that mean something to scripts.

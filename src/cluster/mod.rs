@@ -1,7 +1,9 @@
 //! Where objects come from: live watches, snapshot files, the demo. All produce a `Snapshot`.
 
+pub mod client;
 pub mod files;
 pub mod list_once;
+pub mod live;
 pub mod snapshot;
 
 pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};

@@ -45,10 +45,10 @@ impl<T> Store<T> {
         self.0.values()
     }
     /// Objects of one namespace, in name order.
-    pub fn in_namespace<'a>(
+    pub fn in_namespace<'a, 'b>(
         &'a self,
-        namespace: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<Obj<T>>> + 'a {
+        namespace: &'b str,
+    ) -> impl Iterator<Item = &'a Arc<Obj<T>>> + use<'a, 'b, T> {
         self.0
             .range(ObjKey::new(namespace, "")..)
             .take_while(move |(k, _)| k.namespace == namespace)
@@ -166,6 +166,12 @@ macro_rules! snapshot {
             pub fn meta(&self, kind: Kind, key: &ObjKey) -> Option<&crate::model::Meta> {
                 match kind {
                     $(Kind::$variant => self.$field.0.get(key).map(|o| &o.meta),)*
+                }
+            }
+
+            pub fn keys(&self, kind: Kind) -> Vec<ObjKey> {
+                match kind {
+                    $(Kind::$variant => self.$field.0.keys().cloned().collect(),)*
                 }
             }
 

@@ -1,0 +1,99 @@
+//! The record of every write: a JSON line per step in `$XDG_STATE_HOME/restorewatch/audit.jsonl`
+//! and a Kubernetes Event on the RestoreJob, so the next operator sees who changed what.
+
+use super::plan::RestoreRef;
+use jiff::Timestamp;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditLine {
+    pub time: String,
+    pub user: String,
+    pub context: String,
+    pub action: String,
+    pub target: String,
+    pub operation: String,
+    pub precondition: String,
+    pub outcome: String,
+}
+
+/// `$XDG_STATE_HOME/restorewatch`, else `~/.local/state/restorewatch`.
+pub fn state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("restorewatch");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/state/restorewatch")
+}
+
+pub fn audit_path() -> PathBuf {
+    state_dir().join("audit.jsonl")
+}
+
+pub fn append(path: &std::path::Path, line: &AuditLine) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+    text.push('\n');
+    f.write_all(text.as_bytes())
+}
+
+/// A Normal (or Warning, when a step failed) Event on the RestoreJob, reason `RestorewatchAction`.
+pub async fn event(
+    client: &kube::Client,
+    restore: &RestoreRef,
+    message: &str,
+    warning: bool,
+) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+    let now = Timestamp::now();
+    let ev = Event {
+        metadata: ObjectMeta {
+            generate_name: Some(format!("{}.restorewatch-", restore.name)),
+            namespace: Some(restore.namespace.clone()),
+            ..Default::default()
+        },
+        involved_object: ObjectReference {
+            api_version: Some("backups.cozystack.io/v1alpha1".into()),
+            kind: Some("RestoreJob".into()),
+            name: Some(restore.name.clone()),
+            namespace: Some(restore.namespace.clone()),
+            uid: Some(restore.uid.clone()),
+            ..Default::default()
+        },
+        reason: Some("RestorewatchAction".into()),
+        message: Some(message.chars().take(1024).collect()),
+        type_: Some(if warning { "Warning" } else { "Normal" }.into()),
+        source: Some(EventSource {
+            component: Some("restorewatch".into()),
+            ..Default::default()
+        }),
+        first_timestamp: Some(Time(now)),
+        last_timestamp: Some(Time(now)),
+        event_time: Some(MicroTime(now)),
+        reporting_component: Some("restorewatch".into()),
+        reporting_instance: Some(hostname()),
+        action: Some("Repair".into()),
+        count: Some(1),
+        ..Default::default()
+    };
+    let api: kube::Api<Event> = kube::Api::namespaced(client.clone(), &restore.namespace);
+    api.create(&Default::default(), &ev).await?;
+    Ok(())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "restorewatch".into())
+}

@@ -1,0 +1,163 @@
+//! `restorewatch action`: the same guarded repairs as the dashboard's `a`, for scripts and
+//! terminals without the TUI. Without `--yes` it only shows the plan.
+
+use super::common::ClusterArgs;
+use super::exit;
+use crate::actions::execute::{Executor, Outcome, StepEvent};
+use crate::actions::{ActionRequest, Plan, Target, audit, plan, rbac};
+use crate::analysis::ActionKind;
+use clap::{ArgGroup, Args};
+
+#[derive(Debug, Clone, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["restore", "pvc"])))]
+#[command(
+    after_help = "Actions:\n  resume-rename   keep a disk as <pvc>-orig-<hash>, or finish a rename the controller left half done\n  \
+reclaim-orig    set the PV's reclaim policy back, then delete an -orig PVC\n  fix-servername  set the Cluster's archive serverName to the app's newServerName\n  \
+resume-release  resume HelmReleases a finished restore left suspended\n\n\
+Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped, 2 bad usage or cluster unreachable.\n\
+Every write is recorded in $XDG_STATE_HOME/restorewatch/audit.jsonl and as an Event on the RestoreJob."
+)]
+pub struct ActionArgs {
+    /// resume-rename | reclaim-orig | fix-servername | resume-release
+    #[arg(value_parser = parse_action)]
+    pub name: ActionKind,
+    /// The RestoreJob, as NAMESPACE/NAME
+    #[arg(long, value_name = "NS/NAME")]
+    pub restore: Option<String>,
+    /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC; resume-rename: a disk or its -orig PVC)
+    #[arg(long, value_name = "NS/NAME")]
+    pub pvc: Option<String>,
+    /// reclaim-orig: the reclaim policy to restore when none was recorded
+    #[arg(long, value_parser = ["Delete", "Retain"])]
+    pub policy: Option<String>,
+    /// Show the plan and write nothing (the default without --yes)
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
+    /// Execute the plan without asking
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+fn parse_action(s: &str) -> Result<ActionKind, String> {
+    ActionKind::parse(s).ok_or_else(|| {
+        format!(
+            "unknown action {s:?}; one of: {}",
+            ActionKind::ALL
+                .iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+pub fn print_plan(p: &Plan) {
+    println!("{} on {}", p.request.action, p.request.target);
+    if p.ops.is_empty() {
+        println!("  nothing to do: {}", p.outcome);
+    }
+    for (i, op) in p.ops.iter().enumerate() {
+        println!("  {}. {}", i + 1, op.describe());
+        println!("     precondition: {}", op.precondition());
+        println!("     protects:     {}", op.protects());
+    }
+    for n in &p.notes {
+        println!("  note: {n}");
+    }
+    if !p.ops.is_empty() {
+        println!("  afterwards: {}", p.outcome);
+    }
+}
+
+pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
+    let target = match (&args.restore, &args.pvc) {
+        (Some(r), _) => Target::parse("restore", r),
+        (_, Some(p)) => Target::parse("pvc", p),
+        _ => Err("--restore or --pvc is required".into()),
+    };
+    let target = match target {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("restorewatch: {e}");
+            return Ok(exit::USAGE);
+        }
+    };
+    let conn = match crate::cluster::client::connect(&args.cluster).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("restorewatch: {e:#}");
+            return Ok(exit::USAGE);
+        }
+    };
+    let req = ActionRequest {
+        action: args.name,
+        target,
+        policy: args.policy.clone(),
+    };
+    // The preview comes from fresh reads too: there is no watch cache in the CLI.
+    let mut reads = Vec::new();
+    let the_plan = loop {
+        let ns = vec![req.target.namespace().to_string()];
+        let snap = crate::actions::execute::fresh_snapshot(&conn.client, &reads, &ns).await?;
+        match plan(&snap, &req) {
+            Ok(p) if p.reads.iter().all(|r| reads.contains(r)) => break p,
+            Ok(p) => reads = p.reads,
+            Err(r) => {
+                println!("{} on {}: refused: {}", req.action, req.target, r.reason);
+                return Ok(exit::FINDINGS);
+            }
+        }
+    };
+    print_plan(&the_plan);
+    if the_plan.ops.is_empty() {
+        return Ok(exit::OK);
+    }
+    let denied = rbac::check(&conn.client, &the_plan.ops)
+        .await
+        .unwrap_or_else(|e| {
+            eprintln!("restorewatch: cannot check permissions ({e}); the server will decide");
+            Vec::new()
+        });
+    if !denied.is_empty() {
+        for d in &denied {
+            println!("  forbidden: {d}");
+        }
+        return Ok(exit::FINDINGS);
+    }
+    if !args.yes {
+        println!("(dry run: nothing written; add --yes to execute)");
+        return Ok(exit::OK);
+    }
+    let ex = Executor {
+        client: conn.client.clone(),
+        user: conn.user.clone(),
+        context: conn.context.clone(),
+        audit: Some(audit::audit_path()),
+        events: true,
+        max_writes: None,
+    };
+    let outcome = ex
+        .execute(&the_plan, |e| match e {
+            StepEvent::Start(op) => println!("  ... {}", op.describe()),
+            StepEvent::Done(op) => println!("  ok  {}", op.describe()),
+            StepEvent::Conflict(op, msg) => println!("  409 {} ({msg}); re-reading", op.describe()),
+        })
+        .await;
+    match outcome {
+        Outcome::Completed { writes } => {
+            println!("done: {writes} writes; {}", the_plan.outcome);
+            Ok(exit::OK)
+        }
+        Outcome::Interrupted { writes } => {
+            println!("interrupted after {writes} writes; run again to resume");
+            Ok(exit::FINDINGS)
+        }
+        Outcome::Stopped { writes, reason } => {
+            println!("stopped after {writes} writes: {reason}");
+            println!("run the same command again to resume from the current state");
+            Ok(exit::FINDINGS)
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Live source: one watcher per kind feeding one store task, which applies changes, keeps each
+//! kind's health, and publishes an analysed frame at most ~30 times a second. Nothing polls:
+//! without changes the only work is a re-analysis once a second, for clocks and deadlines.
+
+use super::client::{api_resource, status_code};
+use super::feed::{Frame, FrameRx};
+use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
+use crate::analysis::{Settings, analyze};
+use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_object};
+use futures::StreamExt;
+use jiff::Timestamp;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// How often a frame may be published while changes stream in (~30 fps).
+const MIN_FRAME_INTERVAL: Duration = Duration::from_millis(33);
+/// Re-analysis without changes, so that ages, stalls and deadlines move on.
+const TICK: Duration = Duration::from_secs(1);
+
+pub struct LiveOptions {
+    pub namespace: Option<String>,
+    pub context: String,
+    pub cluster: String,
+    pub settings: Settings,
+}
+
+enum Change {
+    /// A relist began: the kind is (re)syncing.
+    Resync(Kind),
+    /// A complete list: replaces every object of the kind.
+    Replace(Kind, Vec<AnyObject>),
+    Upsert(Box<AnyObject>),
+    Delete(Kind, ObjKey),
+    Error(Kind, String),
+    NotInstalled(Kind),
+    Forbidden(Kind, String),
+}
+
+/// Handles to the running source; dropping it stops every task.
+pub struct LiveSource {
+    pub frames: FrameRx,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for LiveSource {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+pub fn start(client: kube::Client, opts: LiveOptions) -> LiveSource {
+    let (tx, rx) = mpsc::channel::<Change>(4096);
+    let mut tasks: Vec<JoinHandle<()>> = KINDS
+        .iter()
+        .map(|info| {
+            tokio::spawn(watch_kind(
+                client.clone(),
+                info,
+                opts.namespace.clone(),
+                tx.clone(),
+            ))
+        })
+        .collect();
+    drop(tx);
+    let (frame_tx, frame_rx) = watch::channel(None);
+    let source = SourceInfo::Live {
+        context: opts.context.clone(),
+        cluster: opts.cluster.clone(),
+    };
+    tasks.push(tokio::spawn(store_task(
+        rx,
+        frame_tx,
+        source,
+        opts.settings,
+    )));
+    LiveSource {
+        frames: frame_rx,
+        tasks,
+    }
+}
+
+fn to_object(info: &KindInfo, obj: DynamicObject) -> Option<AnyObject> {
+    let mut v = serde_json::to_value(obj).ok()?;
+    if let Some(o) = v.as_object_mut() {
+        // Watch events carry apiVersion/kind, but list items may not: set them from the table.
+        o.insert("apiVersion".into(), info.api_version().into());
+        o.insert("kind".into(), info.api_kind.into());
+    }
+    parse_object(v).ok()
+}
+
+fn key_of(obj: &DynamicObject) -> ObjKey {
+    ObjKey::new(
+        obj.metadata.namespace.clone().unwrap_or_default(),
+        obj.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+async fn watch_kind(
+    client: kube::Client,
+    info: &'static KindInfo,
+    namespace: Option<String>,
+    tx: mpsc::Sender<Change>,
+) {
+    let ar = api_resource(info);
+    let api: Api<DynamicObject> = match (&namespace, info.namespaced) {
+        (Some(ns), true) => Api::namespaced_with(client, ns, &ar),
+        _ => Api::all_with(client, &ar),
+    };
+    let mut config = watcher::Config::default().page_size(500);
+    if info.kind == Kind::Event {
+        // Only the restore's own events are read; all events of a busy cluster are many.
+        config = config.fields("involvedObject.kind=RestoreJob");
+    }
+    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+    let mut buffer: Vec<AnyObject> = Vec::new();
+    while let Some(item) = stream.next().await {
+        let change = match item {
+            Ok(Event::Init) => {
+                buffer.clear();
+                Change::Resync(info.kind)
+            }
+            Ok(Event::InitApply(o)) => {
+                if let Some(obj) = to_object(info, o) {
+                    buffer.push(obj);
+                }
+                continue;
+            }
+            Ok(Event::InitDone) => Change::Replace(info.kind, std::mem::take(&mut buffer)),
+            Ok(Event::Apply(o)) => match to_object(info, o) {
+                Some(obj) => Change::Upsert(Box::new(obj)),
+                None => continue,
+            },
+            Ok(Event::Delete(o)) => Change::Delete(info.kind, key_of(&o)),
+            Err(e) => {
+                let code = match &e {
+                    watcher::Error::InitialListFailed(e)
+                    | watcher::Error::WatchStartFailed(e)
+                    | watcher::Error::WatchFailed(e) => status_code(e),
+                    watcher::Error::WatchError(s) => Some(s.code),
+                    watcher::Error::NoResourceVersion => None,
+                };
+                match code {
+                    // Not installed: say so once and stop; a restart picks it up if installed.
+                    Some(404) => {
+                        let _ = tx.send(Change::NotInstalled(info.kind)).await;
+                        return;
+                    }
+                    Some(403) => Change::Forbidden(info.kind, e.to_string()),
+                    _ => Change::Error(info.kind, e.to_string()),
+                }
+            }
+        };
+        if tx.send(change).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn store_task(
+    mut rx: mpsc::Receiver<Change>,
+    frames: watch::Sender<Option<Arc<Frame>>>,
+    source: SourceInfo,
+    settings: Settings,
+) {
+    let mut snap = Snapshot {
+        source,
+        ..Snapshot::default()
+    };
+    for k in Kind::all() {
+        snap.health.insert(
+            k,
+            KindHealth {
+                state: SyncState::Syncing,
+                last_event: None,
+            },
+        );
+    }
+    let mut snap = Arc::new(snap);
+    let mut seq = 0u64;
+    let mut dirty = false;
+    let mut last_publish = tokio::time::Instant::now() - MIN_FRAME_INTERVAL;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let deadline = last_publish + MIN_FRAME_INTERVAL;
+        tokio::select! {
+            change = rx.recv() => {
+                let Some(change) = change else { return };
+                let s = Arc::make_mut(&mut snap);
+                apply(s, change);
+                // Drain whatever else is queued before deciding to publish: one frame per batch.
+                while let Ok(more) = rx.try_recv() {
+                    apply(s, more);
+                }
+                dirty = true;
+            }
+            _ = tokio::time::sleep_until(deadline), if dirty => {}
+            _ = tick.tick() => {
+                // Time moves even when objects do not: stalls, deadlines, watch-stale.
+                if !dirty && seq > 0 {
+                    publish(&frames, &snap, &settings, &mut seq);
+                    continue;
+                }
+            }
+        }
+        if dirty
+            && tokio::time::Instant::now() >= last_publish + MIN_FRAME_INTERVAL
+            && all_listed(&snap)
+        {
+            publish(&frames, &snap, &settings, &mut seq);
+            last_publish = tokio::time::Instant::now();
+            dirty = false;
+        }
+    }
+}
+
+/// The first frame waits until every kind has listed once (or is known absent), so that an
+/// empty table never means "not loaded yet".
+fn all_listed(snap: &Snapshot) -> bool {
+    snap.health
+        .values()
+        .all(|h| !matches!(h.state, SyncState::Syncing))
+}
+
+fn publish(
+    frames: &watch::Sender<Option<Arc<Frame>>>,
+    snap: &Arc<Snapshot>,
+    settings: &Settings,
+    seq: &mut u64,
+) {
+    let now = Timestamp::now();
+    let report = analyze(snap, settings, now);
+    *seq += 1;
+    frames.send_replace(Some(Arc::new(Frame {
+        seq: *seq,
+        snapshot: Arc::clone(snap),
+        report: Arc::new(report),
+        analyzed_at: now,
+    })));
+}
+
+fn set_state(s: &mut Snapshot, kind: Kind, state: SyncState) {
+    let h = s.health.entry(kind).or_insert(KindHealth {
+        state: SyncState::Syncing,
+        last_event: None,
+    });
+    // Keep the first failure time while failures continue: "down since T".
+    let state = match (&h.state, state) {
+        (
+            SyncState::Resyncing { since, .. } | SyncState::Failed { since, .. },
+            SyncState::Resyncing { error, .. },
+        ) => {
+            if Timestamp::now().duration_since(*since).as_secs() > 30 {
+                SyncState::Failed {
+                    since: *since,
+                    error,
+                }
+            } else {
+                SyncState::Resyncing {
+                    since: *since,
+                    error,
+                }
+            }
+        }
+        (_, st) => st,
+    };
+    h.state = state;
+}
+
+fn apply(s: &mut Snapshot, change: Change) {
+    let now = Timestamp::now();
+    match change {
+        Change::Resync(kind) => {
+            // A relist after a synced state keeps the old objects visible, marked as resyncing.
+            let was_synced = s
+                .health
+                .get(&kind)
+                .is_some_and(|h| h.state == SyncState::Synced);
+            if was_synced {
+                set_state(
+                    s,
+                    kind,
+                    SyncState::Resyncing {
+                        since: now,
+                        error: "relisting".into(),
+                    },
+                );
+            }
+        }
+        Change::Replace(kind, objs) => {
+            let keys: Vec<ObjKey> = s.objects.keys(kind).into_iter().collect();
+            for k in keys {
+                s.objects.remove(kind, &k);
+            }
+            for o in objs {
+                s.objects.insert(o);
+            }
+            set_state(s, kind, SyncState::Synced);
+            if let Some(h) = s.health.get_mut(&kind) {
+                h.last_event = Some(now);
+            }
+        }
+        Change::Upsert(obj) => {
+            let mut obj = *obj;
+            let kind = obj.kind();
+            // The watch saw it change now: what stall detection needs when managedFields
+            // carry no time for status writes.
+            let m = obj.meta_mut();
+            m.last_change = Some(m.last_change.map_or(now, |t| t.max(now)));
+            s.objects.insert(obj);
+            mark_live(s, kind, now);
+        }
+        Change::Delete(kind, key) => {
+            s.objects.remove(kind, &key);
+            mark_live(s, kind, now);
+        }
+        Change::Error(kind, error) => {
+            set_state(s, kind, SyncState::Resyncing { since: now, error })
+        }
+        Change::NotInstalled(kind) => set_state(s, kind, SyncState::NotInstalled),
+        Change::Forbidden(kind, error) => set_state(s, kind, SyncState::Forbidden { error }),
+    }
+}
+
+fn mark_live(s: &mut Snapshot, kind: Kind, now: Timestamp) {
+    if let Some(h) = s.health.get_mut(&kind) {
+        if !matches!(h.state, SyncState::Synced) {
+            h.state = SyncState::Synced;
+        }
+        h.last_event = Some(now);
+    }
+}

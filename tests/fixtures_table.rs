@@ -1,0 +1,180 @@
+//! Table test over `tests/fixtures/expectations.toml`: each kubectl-style dump must produce the
+//! findings it names, must not produce its near misses, and must put the named restore's steps
+//! in the states an operator would expect.
+
+use restorewatch::analysis::{Settings, Severity, analyze};
+use restorewatch::cli::check::{load_snapshot, parse_duration};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct Expectations {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    file: String,
+    now: String,
+    stall_after: Option<String>,
+    #[serde(default)]
+    must: Vec<String>,
+    #[serde(default)]
+    must_not: Vec<String>,
+    max_severity: Option<String>,
+    steps: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    finding_objects: Vec<FindingObjects>,
+    /// Load problems the file must report (deliberately broken documents).
+    #[serde(default)]
+    load_problems: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct FindingObjects {
+    code: String,
+    objects: Vec<String>,
+}
+
+fn sev_rank(s: &str) -> Option<Option<Severity>> {
+    match s {
+        "none" => Some(None),
+        "info" => Some(Some(Severity::Info)),
+        "warning" => Some(Some(Severity::Warning)),
+        "error" => Some(Some(Severity::Error)),
+        _ => None,
+    }
+}
+
+#[test]
+fn every_fixture_meets_its_expectations() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(dir.join("expectations.toml"))
+        .expect("expectations.toml is readable");
+    let exp: Expectations = toml::from_str(&text).expect("expectations.toml parses");
+    assert!(
+        exp.case.len() >= 40,
+        "only {} cases: every finding needs a hit and a near miss",
+        exp.case.len()
+    );
+    let mut failures = Vec::new();
+    let mut covered = std::collections::BTreeSet::new();
+    for case in &exp.case {
+        let path = dir.join(&case.file);
+        let (snap, problems) = match load_snapshot(std::slice::from_ref(&path)) {
+            Ok(x) => x,
+            Err(e) => {
+                failures.push(format!("{}: cannot load: {e}", case.file));
+                continue;
+            }
+        };
+        if let Some(n) = case.load_problems {
+            if problems.len() != n {
+                failures.push(format!(
+                    "{}: {} load problems, expected {n}: {problems:?}",
+                    case.file,
+                    problems.len()
+                ));
+            }
+        } else if !problems.is_empty() {
+            failures.push(format!(
+                "{}: unexpected load problems {problems:?}",
+                case.file
+            ));
+        }
+        let now = case.now.parse().expect("case.now is RFC3339");
+        let mut settings = Settings::default();
+        if let Some(s) = &case.stall_after {
+            settings.stall_after = parse_duration(s).expect("stall_after parses");
+        }
+        let report = analyze(&snap, &settings, now);
+        let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
+        for m in &case.must {
+            covered.insert(m.clone());
+            if !codes.contains(&m.as_str()) {
+                failures.push(format!("{}: missing {m}; got {codes:?}", case.file));
+            }
+        }
+        for m in &case.must_not {
+            if codes.contains(&m.as_str()) {
+                let f = report
+                    .findings
+                    .iter()
+                    .find(|f| f.code.as_str() == m)
+                    .map(|f| f.message.clone());
+                failures.push(format!("{}: must not report {m}: {f:?}", case.file));
+            }
+        }
+        if let Some(max) = &case.max_severity {
+            let limit = sev_rank(max).expect("max_severity is none|info|warning|error");
+            for f in &report.findings {
+                if limit.is_none_or(|l| f.severity > l) {
+                    failures.push(format!(
+                        "{}: {} {} above max {max}: {}",
+                        case.file,
+                        f.severity.as_str(),
+                        f.code,
+                        f.message
+                    ));
+                }
+            }
+        }
+        if let Some(steps) = &case.steps {
+            let Some(restore) = steps.get("restore") else {
+                failures.push(format!("{}: steps without restore", case.file));
+                continue;
+            };
+            match report
+                .restores
+                .iter()
+                .find(|r| &r.id.to_string() == restore)
+            {
+                None => failures.push(format!("{}: no restore {restore}", case.file)),
+                Some(r) => {
+                    for (id, want) in steps.iter().filter(|(k, _)| k.as_str() != "restore") {
+                        match r.steps.iter().find(|s| s.id.as_str() == id) {
+                            None => {
+                                failures.push(format!("{}: {restore} has no step {id}", case.file))
+                            }
+                            Some(s) if s.state.as_str() != want => failures.push(format!(
+                                "{}: {restore} step {id} is {} ({}), expected {want}",
+                                case.file,
+                                s.state.as_str(),
+                                s.detail
+                            )),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        for fo in &case.finding_objects {
+            let named: Vec<String> = report
+                .findings
+                .iter()
+                .filter(|f| f.code.as_str() == fo.code)
+                .flat_map(|f| f.objects.iter().map(|o| o.to_string()))
+                .collect();
+            for o in &fo.objects {
+                if !named.contains(o) {
+                    failures.push(format!(
+                        "{}: {} does not name {o}; names {named:?}",
+                        case.file, fo.code
+                    ));
+                }
+            }
+        }
+    }
+    for code in restorewatch::analysis::Code::ALL {
+        if code.as_str() != "watch-stale" && !covered.contains(code.as_str()) {
+            failures.push(format!("no fixture must produce {code}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
