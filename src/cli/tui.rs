@@ -56,12 +56,6 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
 pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     let config = Config::load()?;
     let mut opts = ui_options(&args, &config)?;
-    if args.snapshots.is_empty() {
-        anyhow::bail!(
-            "live mode arrives with the watch layer; for now open a dump with \
-             `restorewatch --snapshot FILE...` or use `restorewatch check`"
-        );
-    }
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("the dashboard needs a terminal; use `restorewatch check` for scripts");
     }
@@ -70,6 +64,9 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     let mut settings = Settings::default();
     if let Some(d) = config.stall_after().context("config")? {
         settings.stall_after = d;
+    }
+    if args.snapshots.is_empty() {
+        return run_live(&args, opts, settings).await;
     }
     let (snapshot, problems) = static_source::load_files(&args.snapshots)?;
     for p in &problems {
@@ -95,5 +92,30 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
             eprintln!("  {p}");
         }
     }
+    Ok(super::exit::OK)
+}
+
+/// The dashboard on a cluster: the live watch layer hands over frames; the UI never waits on
+/// the API. Actions are not offered yet whatever `--readonly` says (the dialog comes later).
+async fn run_live(args: &TuiArgs, opts: UiOptions, settings: Settings) -> anyhow::Result<i32> {
+    use crate::cluster::{client, live};
+    let conn = client::connect(&args.cluster).await?;
+    tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
+    let source = live::start(
+        conn.client,
+        live::LiveOptions {
+            namespace: if args.cluster.all_namespaces {
+                None
+            } else {
+                args.cluster.namespace.clone()
+            },
+            context: conn.context,
+            cluster: conn.cluster_url,
+            settings,
+        },
+    );
+    // `source` stays alive for the whole session: dropping it stops the watches.
+    run_tui(source.frames.clone(), opts).await?;
+    drop(source);
     Ok(super::exit::OK)
 }

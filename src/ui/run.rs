@@ -11,11 +11,12 @@ use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::path::PathBuf;
+use std::task::Poll;
 use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -129,10 +130,12 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
             _ = tick.tick() => update(&mut app, Msg::Tick(Timestamp::now())),
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
-        // Everything already queued joins this batch, so a burst costs one draw.
+        // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
+        // this task's waker: crossterm keeps the first waker it is given, so polling with a
+        // dummy one (`now_or_never`) would leave the loop deaf to keys until the next tick.
         for _ in 0..MAX_BATCH {
-            match events.next().now_or_never() {
-                Some(Some(Ok(ev))) => {
+            match futures::poll!(events.next()) {
+                Poll::Ready(Some(Ok(ev))) => {
                     if let Some(m) = event_to_msg(&app, &ev) {
                         update(&mut app, m);
                     }
