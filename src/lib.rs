@@ -7,6 +7,8 @@ pub mod actions;
 pub mod analysis;
 pub mod cli;
 pub mod cluster;
+pub mod config;
+pub mod logging;
 pub mod model;
 pub mod sim;
 pub mod ui;

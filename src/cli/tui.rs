@@ -1,8 +1,21 @@
 //! The dashboard command (the default when no subcommand is given).
 
 use super::common::ClusterArgs;
+use crate::analysis::Settings;
+use crate::config::{self, Config};
+use crate::ui::keys::Keymap;
+use crate::ui::theme::Theme;
+use crate::ui::{UiOptions, run_tui};
+use anyhow::Context;
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
+
+// The snapshot-file source lives with the other sources; it is compiled from here until
+// `src/cluster/mod.rs` declares it (`pub mod static_source;`).
+#[path = "../cluster/static_source.rs"]
+pub mod static_source;
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct TuiArgs {
@@ -19,6 +32,90 @@ pub struct TuiArgs {
     pub snapshots: Vec<PathBuf>,
 }
 
-pub async fn run(_args: TuiArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("the dashboard is not built yet; use `restorewatch check --snapshot FILE`")
+/// Everything about a session that does not depend on where the data comes from.
+pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> {
+    let color = Theme::color_allowed();
+    let theme = match args.theme.as_ref().or(config.theme.as_ref()) {
+        Some(spec) => Theme::load(spec, config::config_dir().as_deref(), color)?,
+        None => Theme::builtin(color),
+    };
+    let keymap = Keymap::with_overrides(&config.key_overrides())
+        .map_err(|e| anyhow::anyhow!("config: {e}"))?;
+    Ok(UiOptions {
+        readonly: args.readonly || config.readonly.unwrap_or(false),
+        theme,
+        keymap,
+        source_label: None,
+        namespace: args.cluster.namespace.clone(),
+        log_path: None,
+        notice: None,
+        tz: jiff::tz::TimeZone::system(),
+    })
+}
+
+pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
+    let config = Config::load()?;
+    let mut opts = ui_options(&args, &config)?;
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!("the dashboard needs a terminal; use `restorewatch check` for scripts");
+    }
+    // A log that cannot be opened must not stop the dashboard; it only loses the log.
+    opts.log_path = crate::logging::init().ok();
+    let mut settings = Settings::default();
+    if let Some(d) = config.stall_after().context("config")? {
+        settings.stall_after = d;
+    }
+    if args.snapshots.is_empty() {
+        return run_live(&args, opts, settings).await;
+    }
+    let (snapshot, problems) = static_source::load_files(&args.snapshots)?;
+    for p in &problems {
+        tracing::warn!("{p}");
+    }
+    if !problems.is_empty() {
+        opts.notice = Some(format!(
+            "{} document(s) could not be read; they are listed on exit and in the log",
+            problems.len()
+        ));
+    }
+    tracing::info!(files = ?args.snapshots, objects = snapshot.objects.total(), "snapshot loaded");
+    // Dumps are not a cluster: nothing to act on.
+    opts.readonly = true;
+    let frames = static_source::spawn(snapshot, settings, Duration::from_secs(1));
+    run_tui(frames, opts).await?;
+    if !problems.is_empty() {
+        eprintln!(
+            "restorewatch: {} document(s) could not be read:",
+            problems.len()
+        );
+        for p in &problems {
+            eprintln!("  {p}");
+        }
+    }
+    Ok(super::exit::OK)
+}
+
+/// The dashboard on a cluster: the live watch layer hands over frames; the UI never waits on
+/// the API. Actions are not offered yet whatever `--readonly` says (the dialog comes later).
+async fn run_live(args: &TuiArgs, opts: UiOptions, settings: Settings) -> anyhow::Result<i32> {
+    use crate::cluster::{client, live};
+    let conn = client::connect(&args.cluster).await?;
+    tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
+    let source = live::start(
+        conn.client,
+        live::LiveOptions {
+            namespace: if args.cluster.all_namespaces {
+                None
+            } else {
+                args.cluster.namespace.clone()
+            },
+            context: conn.context,
+            cluster: conn.cluster_url,
+            settings,
+        },
+    );
+    // `source` stays alive for the whole session: dropping it stops the watches.
+    run_tui(source.frames.clone(), opts).await?;
+    drop(source);
+    Ok(super::exit::OK)
 }

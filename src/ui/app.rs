@@ -1,0 +1,314 @@
+//! The whole UI state. Only `update` changes it; `view` only reads it. Frames arrive whole
+//! (an `Arc`), so the state never holds a half-updated picture of the cluster.
+
+use super::keys::{Keymap, ScreenKind};
+use super::theme::Theme;
+use crate::analysis::{ActionKind, ObjRef, RestoreId};
+use crate::cluster::Frame;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the caller decides about a TUI session.
+#[derive(Debug, Clone)]
+pub struct UiOptions {
+    /// No actions at all (always true for snapshot files).
+    pub readonly: bool,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    /// Overrides the source shown in the header (else taken from the snapshot's `source`).
+    pub source_label: Option<String>,
+    /// Initial namespace scope (`-n`); `None` is all namespaces.
+    pub namespace: Option<String>,
+    /// Where the log goes, to tell the user after a crash.
+    pub log_path: Option<PathBuf>,
+    /// Shown in the status line at start (e.g. documents of a dump that could not be read).
+    pub notice: Option<String>,
+    /// Zone for the clock and "taken at" times.
+    pub tz: TimeZone,
+}
+
+impl Default for UiOptions {
+    fn default() -> Self {
+        UiOptions {
+            readonly: true,
+            theme: Theme::builtin(true),
+            keymap: Keymap::default(),
+            source_label: None,
+            namespace: None,
+            log_path: None,
+            notice: None,
+            tz: TimeZone::UTC,
+        }
+    }
+}
+
+/// The panes of the restore detail, in `Tab` order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pane {
+    Steps,
+    Disks,
+    Events,
+    Findings,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 4] = [Pane::Steps, Pane::Disks, Pane::Events, Pane::Findings];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn next(self) -> Pane {
+        Pane::ALL[(self.index() + 1) % 4]
+    }
+
+    pub fn prev(self) -> Pane {
+        Pane::ALL[(self.index() + 3) % 4]
+    }
+}
+
+/// A cursor in a list plus the first visible row, kept so that scrolling up does not jump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Selection {
+    pub selected: usize,
+    pub offset: usize,
+}
+
+impl Selection {
+    /// Keeps the cursor inside `len` rows and visible in a window of `height` rows.
+    pub fn clamp(&mut self, len: usize, height: usize) {
+        self.selected = if len == 0 {
+            0
+        } else {
+            self.selected.min(len - 1)
+        };
+        let height = height.max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        self.offset = self.offset.min(len.saturating_sub(height));
+    }
+
+    /// The window a view should draw, without changing the state.
+    pub fn visible(&self, len: usize, height: usize) -> Selection {
+        let mut s = *self;
+        s.clamp(len, height);
+        s
+    }
+
+    pub fn move_by(&mut self, delta: isize, len: usize) {
+        if len == 0 {
+            self.selected = 0;
+            return;
+        }
+        let max = len as isize - 1;
+        self.selected = (self.selected as isize + delta).clamp(0, max) as usize;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailState {
+    pub id: RestoreId,
+    pub pane: Pane,
+    pub sel: [Selection; 4],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlState {
+    pub target: ObjRef,
+    /// Rendered when opened and on every new frame, so drawing stays cheap and pure.
+    pub text: Result<String, String>,
+    pub scroll: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Screen {
+    Restores,
+    Findings,
+    Orig,
+    Events,
+    Detail(DetailState),
+    Yaml(YamlState),
+    Help { scroll: usize },
+}
+
+impl Screen {
+    pub fn kind(&self) -> ScreenKind {
+        match self {
+            Screen::Restores => ScreenKind::Restores,
+            Screen::Findings => ScreenKind::Findings,
+            Screen::Orig => ScreenKind::Orig,
+            Screen::Events => ScreenKind::Events,
+            Screen::Detail(_) => ScreenKind::Detail,
+            Screen::Yaml(_) => ScreenKind::Yaml,
+            Screen::Help { .. } => ScreenKind::Help,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CommandLine {
+    pub text: String,
+    /// Candidates of the last Tab and which one is shown, so Tab cycles.
+    pub completion: Option<(Vec<String>, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// Typing into the current table's filter.
+    Filter,
+    Command(CommandLine),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusKind {
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusMsg {
+    pub text: String,
+    pub kind: StatusKind,
+}
+
+/// A dialog drawn over the screen that takes every key until closed. Only the action dialog
+/// will use it; it is a value holding exactly what the user saw, so confirming executes that.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Modal {
+    Action {
+        action: ActionKind,
+        target: ObjRef,
+        restore: Option<RestoreId>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub opts: UiOptions,
+    /// The frame on screen.
+    pub shown: Option<Arc<Frame>>,
+    /// The newest frame received; differs from `shown` only while frozen.
+    pub latest: Option<Arc<Frame>>,
+    pub frozen: bool,
+    pub screen: Screen,
+    /// Where `Esc` goes back to.
+    pub stack: Vec<Screen>,
+    /// Cursor of each top-level table, kept while other screens are visited.
+    pub lists: BTreeMap<ScreenKind, Selection>,
+    /// Filter text per table.
+    pub filters: BTreeMap<ScreenKind, String>,
+    pub mode: Mode,
+    pub namespace: Option<String>,
+    pub status: Option<StatusMsg>,
+    pub modal: Option<Modal>,
+    /// The clock, advanced by ticks (fixed in tests).
+    pub now: Timestamp,
+    /// Terminal size, for page sizes and mouse hit-testing.
+    pub size: (u16, u16),
+    pub quit: bool,
+    /// Something visible changed since the last draw.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(opts: UiOptions, now: Timestamp, size: (u16, u16)) -> App {
+        App {
+            namespace: opts.namespace.clone(),
+            status: opts.notice.clone().map(|text| StatusMsg {
+                text,
+                kind: StatusKind::Error,
+            }),
+            opts,
+            shown: None,
+            latest: None,
+            frozen: false,
+            screen: Screen::Restores,
+            stack: Vec::new(),
+            lists: BTreeMap::new(),
+            filters: BTreeMap::new(),
+            mode: Mode::Normal,
+            modal: None,
+            now,
+            size,
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.opts.theme
+    }
+
+    pub fn keymap(&self) -> &Keymap {
+        &self.opts.keymap
+    }
+
+    /// Changes received while frozen and not yet shown.
+    pub fn changes_waiting(&self) -> u64 {
+        match (&self.shown, &self.latest) {
+            (Some(s), Some(l)) => l.seq.saturating_sub(s.seq),
+            (None, Some(_)) => 1,
+            _ => 0,
+        }
+    }
+
+    pub fn filter(&self) -> &str {
+        self.filters
+            .get(&self.screen.kind())
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn list_selection(&self, kind: ScreenKind) -> Selection {
+        self.lists.get(&kind).copied().unwrap_or_default()
+    }
+
+    pub fn in_scope(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|ns| ns == namespace)
+    }
+
+    pub fn set_status(&mut self, text: impl Into<String>) {
+        self.status = Some(StatusMsg {
+            text: text.into(),
+            kind: StatusKind::Info,
+        });
+    }
+
+    pub fn set_error(&mut self, text: impl Into<String>) {
+        self.status = Some(StatusMsg {
+            text: text.into(),
+            kind: StatusKind::Error,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_stays_visible_and_inside_the_list() {
+        let mut s = Selection {
+            selected: 30,
+            offset: 0,
+        };
+        s.clamp(50, 10);
+        assert_eq!((s.selected, s.offset), (30, 21));
+        s.selected = 25;
+        s.clamp(50, 10);
+        // Moving up inside the window does not scroll.
+        assert_eq!(s.offset, 21);
+        s.clamp(5, 10);
+        assert_eq!((s.selected, s.offset), (4, 0));
+        s.clamp(0, 10);
+        assert_eq!((s.selected, s.offset), (0, 0));
+    }
+}

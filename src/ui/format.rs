@@ -1,0 +1,153 @@
+//! Turning typed values into text at draw time: ages move with the clock, sizes stay numbers
+//! until the moment they are shown, and anything too wide is cut with an ellipsis.
+
+use jiff::{SignedDuration, Timestamp, tz::TimeZone};
+use std::borrow::Cow;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// k9s-style compact age: `42s`, `90s`, `42m`, `3h12m`, `2d4h`. Negative ages (clock skew,
+/// future deadlines) are shown as `0s` here; callers that need "in 5m" use `until`.
+pub fn age(d: SignedDuration) -> String {
+    let s = d.as_secs().max(0);
+    match s {
+        // Seconds matter only in the first two minutes; after that they are noise.
+        0..120 => format!("{s}s"),
+        120..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
+    }
+}
+
+/// Age of `t` at `now`, or `-` when unknown.
+pub fn age_since(now: Timestamp, t: Option<Timestamp>) -> String {
+    match t {
+        Some(t) => age(now.duration_since(t)),
+        None => "-".into(),
+    }
+}
+
+/// Time left until `deadline`: `12m`, or `overdue 3m`.
+pub fn time_left(now: Timestamp, deadline: Option<Timestamp>) -> String {
+    match deadline {
+        None => "-".into(),
+        Some(d) => {
+            let left = d.duration_since(now);
+            if left.is_negative() {
+                format!("overdue {}", age(-left))
+            } else {
+                age(left)
+            }
+        }
+    }
+}
+
+/// Wall-clock time of day in the given zone, `HH:MM:SS`.
+pub fn clock(now: Timestamp, tz: &TimeZone) -> String {
+    now.to_zoned(tz.clone()).strftime("%H:%M:%S").to_string()
+}
+
+/// Date and time for "taken at", `YYYY-MM-DD HH:MM`.
+pub fn datetime(t: Timestamp, tz: &TimeZone) -> String {
+    t.to_zoned(tz.clone())
+        .strftime("%Y-%m-%d %H:%M")
+        .to_string()
+}
+
+/// Binary units, one decimal: `6.2GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n}B")
+    } else {
+        format!("{v:.1}{}", UNITS[unit])
+    }
+}
+
+/// The first characters of a UID: enough to compare by eye, short enough for a column.
+pub fn short_uid(uid: &str) -> &str {
+    let end = uid.char_indices().nth(8).map_or(uid.len(), |(i, _)| i);
+    &uid[..end]
+}
+
+/// Display width in terminal cells.
+pub fn width(s: &str) -> usize {
+    s.width()
+}
+
+/// Cuts `s` to at most `max` cells, ending with `…` when something was cut.
+pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
+    if s.width() <= max {
+        return Cow::Borrowed(s);
+    }
+    if max == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// Pads or cuts to exactly `w` cells.
+pub fn fit(s: &str, w: usize, right: bool) -> String {
+    let t = truncate(s, w);
+    let pad = w.saturating_sub(t.width());
+    if right {
+        format!("{}{}", " ".repeat(pad), t)
+    } else {
+        format!("{}{}", t, " ".repeat(pad))
+    }
+}
+
+/// A text progress bar of `w` cells for `pct` percent.
+pub fn bar(pct: f64, w: usize) -> String {
+    let pct = pct.clamp(0.0, 100.0);
+    let full = ((pct / 100.0) * w as f64).round() as usize;
+    let full = full.min(w);
+    format!("{}{}", "█".repeat(full), "░".repeat(w - full))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_are_compact_and_never_negative() {
+        assert_eq!(age(SignedDuration::from_secs(42)), "42s");
+        assert_eq!(age(SignedDuration::from_secs(90)), "90s");
+        assert_eq!(age(SignedDuration::from_secs(252)), "4m");
+        assert_eq!(age(SignedDuration::from_secs(2520)), "42m");
+        assert_eq!(age(SignedDuration::from_secs(3 * 3600 + 720)), "3h12m");
+        assert_eq!(age(SignedDuration::from_secs(2 * 86400 + 4 * 3600)), "2d4h");
+        assert_eq!(age(SignedDuration::from_secs(-5)), "0s");
+    }
+
+    #[test]
+    fn truncation_marks_the_cut_and_respects_wide_characters() {
+        assert_eq!(truncate("restore-test", 20), "restore-test");
+        assert_eq!(truncate("restore-test", 8), "restore…");
+        assert_eq!(truncate("日本語のテキスト", 5), "日本…");
+        assert_eq!(width(&truncate(&"x".repeat(300), 40)), 40);
+        assert_eq!(fit("42", 5, true), "   42");
+    }
+
+    #[test]
+    fn bytes_use_binary_units() {
+        assert_eq!(bytes(512), "512B");
+        assert_eq!(bytes(6_657_199_308), "6.2GiB");
+    }
+}

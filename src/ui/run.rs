@@ -1,0 +1,149 @@
+//! The terminal loop: set up the terminal (and always put it back), then wait on terminal
+//! events, new frames and a 1 s clock tick; handle everything pending, draw at most once per
+//! batch and only when something visible changed. Nothing here waits on the network.
+
+use super::app::{App, UiOptions};
+use super::update::{Msg, event_to_msg, update};
+use super::views::view;
+use crate::cluster::FrameRx;
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, EventStream};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use futures::StreamExt;
+use jiff::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::path::PathBuf;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::time::{Instant, MissedTickBehavior};
+
+/// At most ~30 draws a second, however fast frames arrive.
+const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
+/// Events handled per batch before drawing, so a flood of input cannot starve the screen.
+const MAX_BATCH: usize = 256;
+
+/// Puts the terminal back: idempotent, callable from the panic hook.
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Owns the raw/alternate-screen state; dropping it restores the terminal on every exit path.
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<TerminalGuard> {
+        enable_raw_mode()?;
+        let guard = TerminalGuard;
+        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// A panic must leave a usable shell behind: restore first, then print the message and where
+/// the log is.
+fn install_panic_hook(log: Option<PathBuf>) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        tracing::error!("panic: {info}");
+        previous(info);
+        if let Some(p) = &log {
+            eprintln!("restorewatch: the log is at {}", p.display());
+        }
+    }));
+}
+
+pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
+    install_panic_hook(opts.log_path.clone());
+    let _guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.hide_cursor()?;
+    terminal.clear()?;
+    let size = terminal.size()?;
+    let mut app = App::new(opts, Timestamp::now(), (size.width, size.height));
+    let first = frames.borrow_and_update().clone();
+    update(&mut app, Msg::Frame(first));
+
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut frames_open = true;
+    let mut last_draw: Option<Instant> = None;
+    let mut draw_at: Option<Instant> = None;
+
+    loop {
+        if app.quit {
+            break;
+        }
+        if app.dirty {
+            let now = Instant::now();
+            match last_draw {
+                Some(t) if now.duration_since(t) < MIN_FRAME_GAP => {
+                    draw_at = Some(t + MIN_FRAME_GAP);
+                }
+                _ => {
+                    terminal.draw(|f| view(&app, f))?;
+                    app.dirty = false;
+                    last_draw = Some(now);
+                    draw_at = None;
+                }
+            }
+        }
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => {
+                    if let Some(m) = event_to_msg(&app, &ev) {
+                        update(&mut app, m);
+                    }
+                }
+                Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
+                None => break,
+            },
+            changed = frames.changed(), if frames_open => match changed {
+                Ok(()) => {
+                    let f = frames.borrow_and_update().clone();
+                    update(&mut app, Msg::Frame(f));
+                }
+                Err(_) => {
+                    // The source is gone: keep showing the last data and say so.
+                    frames_open = false;
+                    tracing::warn!("frame source closed");
+                    app.set_error("the data source stopped: this is the last data it sent");
+                    app.dirty = true;
+                }
+            },
+            _ = tick.tick() => update(&mut app, Msg::Tick(Timestamp::now())),
+            _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
+        }
+        // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
+        // this task's waker: crossterm keeps the first waker it is given, so polling with a
+        // dummy one (`now_or_never`) would leave the loop deaf to keys until the next tick.
+        for _ in 0..MAX_BATCH {
+            match futures::poll!(events.next()) {
+                Poll::Ready(Some(Ok(ev))) => {
+                    if let Some(m) = event_to_msg(&app, &ev) {
+                        update(&mut app, m);
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+    terminal.show_cursor()?;
+    Ok(())
+}

@@ -1,0 +1,347 @@
+//! What each table shows: the frame's items in scope, filtered, in display order. `update` and
+//! `view` both read these, so the row under the cursor is the row that `Enter` opens.
+
+use super::app::{App, Pane, Screen};
+use super::keys::ScreenKind;
+use crate::analysis::{
+    DiskChain, DownloadInfo, DvInfo, EventLine, Finding, ObjRef, OrigPvcView, PgView, PvInfo,
+    PvcInfo, RestoreView,
+};
+use crate::cluster::{Frame, ObjKey, Snapshot, SyncState};
+use crate::model::Kind;
+use jiff::Timestamp;
+
+fn matches(filter: &str, fields: &[&str]) -> bool {
+    if filter.is_empty() {
+        return true;
+    }
+    let f = filter.to_lowercase();
+    fields.iter().any(|s| s.to_lowercase().contains(&f))
+}
+
+fn filter_of(app: &App, kind: ScreenKind) -> &str {
+    app.filters.get(&kind).map(String::as_str).unwrap_or("")
+}
+
+pub fn restores(app: &App) -> Vec<&RestoreView> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    let f = filter_of(app, ScreenKind::Restores);
+    frame
+        .report
+        .restores
+        .iter()
+        .filter(|r| app.in_scope(&r.id.namespace))
+        .filter(|r| {
+            let target = r.target.as_ref().map(|t| t.name.as_str()).unwrap_or("");
+            let step = r.current_step().map(|s| s.id.as_str()).unwrap_or("");
+            matches(
+                f,
+                &[
+                    &r.id.namespace,
+                    &r.id.name,
+                    target,
+                    r.driver.as_str(),
+                    &r.phase,
+                    step,
+                ],
+            )
+        })
+        .collect()
+}
+
+fn finding_in_scope(app: &App, f: &Finding) -> bool {
+    match (&f.restore, f.objects.first()) {
+        (Some(r), _) => app.in_scope(&r.namespace),
+        (None, Some(o)) if !o.namespace.is_empty() => app.in_scope(&o.namespace),
+        _ => true,
+    }
+}
+
+/// Every finding in scope, worst first (stable: the report's order breaks ties).
+pub fn findings(app: &App) -> Vec<&Finding> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    let filt = filter_of(app, ScreenKind::Findings);
+    let mut v: Vec<&Finding> = frame
+        .report
+        .findings
+        .iter()
+        .filter(|f| finding_in_scope(app, f))
+        .filter(|f| {
+            let restore = f
+                .restore
+                .as_ref()
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            let objs: Vec<String> = f.objects.iter().map(|o| o.to_string()).collect();
+            matches(
+                filt,
+                &[
+                    f.code.as_str(),
+                    f.severity.as_str(),
+                    &restore,
+                    &f.message,
+                    &objs.join(" "),
+                ],
+            )
+        })
+        .collect();
+    v.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    v
+}
+
+pub fn origs(app: &App) -> Vec<&OrigPvcView> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    let f = filter_of(app, ScreenKind::Orig);
+    frame
+        .report
+        .orig_pvcs
+        .iter()
+        .filter(|o| app.in_scope(&o.namespace))
+        .filter(|o| {
+            let restore = o
+                .restore
+                .as_ref()
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            let why = match &o.reclaim {
+                Ok(_) => "reclaimable",
+                Err(e) => e.as_str(),
+            };
+            matches(f, &[&o.namespace, &o.pvc.name, &restore, why])
+        })
+        .collect()
+}
+
+/// Events of every restore in scope, newest first.
+pub fn events(app: &App) -> Vec<(&RestoreView, &EventLine)> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    let f = filter_of(app, ScreenKind::Events);
+    let mut v: Vec<(&RestoreView, &EventLine)> = frame
+        .report
+        .restores
+        .iter()
+        .filter(|r| app.in_scope(&r.id.namespace))
+        .flat_map(|r| r.events.iter().map(move |e| (r, e)))
+        .filter(|(r, e)| {
+            let about = e.about.as_ref().map(|o| o.to_string()).unwrap_or_default();
+            matches(f, &[&r.id.name, &e.type_, &e.reason, &e.message, &about])
+        })
+        .collect();
+    v.sort_by_key(|(_, e)| std::cmp::Reverse(e.time));
+    v
+}
+
+/// Rows of the current table screen (0 elsewhere), for cursor bounds.
+pub fn table_len(app: &App) -> usize {
+    match &app.screen {
+        Screen::Restores => restores(app).len(),
+        Screen::Findings => findings(app).len(),
+        Screen::Orig => origs(app).len(),
+        Screen::Events => events(app).len(),
+        Screen::Detail(d) => detail(app, &d.id).map_or(0, |r| pane_len(app, r, d.pane)),
+        Screen::Yaml(y) => y.text.as_ref().map_or(1, |t| t.lines().count()),
+        Screen::Help { .. } => super::views::help::line_count(app),
+    }
+}
+
+pub fn detail<'a>(app: &'a App, id: &crate::analysis::RestoreId) -> Option<&'a RestoreView> {
+    app.shown.as_ref()?.report.restore(id)
+}
+
+pub fn restore_findings<'a>(app: &'a App, r: &'a RestoreView) -> Vec<&'a Finding> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    let mut v: Vec<&Finding> = frame.report.findings_for(&r.id).collect();
+    v.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    v
+}
+
+pub fn pane_len(app: &App, r: &RestoreView, pane: Pane) -> usize {
+    match pane {
+        Pane::Steps => r.steps.len(),
+        Pane::Disks => chain_rows(r).len(),
+        Pane::Events => r.events.len(),
+        Pane::Findings => restore_findings(app, r).len(),
+    }
+}
+
+/// One line of the disks (or Postgres) pane.
+#[derive(Debug, Clone, Copy)]
+pub enum ChainRow<'a> {
+    Disk(&'a DiskChain),
+    Dv(&'a DvInfo),
+    Pvc(&'a PvcInfo),
+    Pv(&'a PvInfo),
+    Orig(&'a DiskChain),
+    OrigPv(&'a PvInfo),
+    Download(&'a DownloadInfo),
+    /// Postgres: the serverName comparison and the ObjectStore ownership.
+    PgServerNames(&'a PgView),
+    PgOwner(&'a PgView),
+    PgDestinations(&'a PgView),
+    Nothing,
+}
+
+pub fn chain_rows(r: &RestoreView) -> Vec<ChainRow<'_>> {
+    let mut v = Vec::new();
+    if let Some(pg) = &r.postgres {
+        v.push(ChainRow::PgServerNames(pg));
+        v.push(ChainRow::PgOwner(pg));
+        v.push(ChainRow::PgDestinations(pg));
+    }
+    for d in &r.disks {
+        v.push(ChainRow::Disk(d));
+        if let Some(dv) = &d.data_volume {
+            v.push(ChainRow::Dv(dv));
+        }
+        if let Some(p) = &d.pvc {
+            v.push(ChainRow::Pvc(p));
+        }
+        if let Some(p) = &d.pv {
+            v.push(ChainRow::Pv(p));
+        }
+        v.push(ChainRow::Orig(d));
+        if let Some(p) = &d.orig_pv {
+            v.push(ChainRow::OrigPv(p));
+        }
+        if let Some(dl) = &d.download {
+            v.push(ChainRow::Download(dl));
+        }
+    }
+    if v.is_empty() {
+        v.push(ChainRow::Nothing);
+    }
+    v
+}
+
+impl ChainRow<'_> {
+    /// The object `y` shows for this line.
+    pub fn object(&self, ns: &str) -> Option<ObjRef> {
+        match self {
+            ChainRow::Disk(d) => d
+                .pvc
+                .as_ref()
+                .map(|p| ObjRef::new(Kind::PersistentVolumeClaim, ns, &p.name)),
+            ChainRow::Dv(d) => Some(ObjRef::new(Kind::DataVolume, ns, &d.name)),
+            ChainRow::Pvc(p) => Some(ObjRef::new(Kind::PersistentVolumeClaim, ns, &p.name)),
+            ChainRow::Pv(p) | ChainRow::OrigPv(p) => {
+                Some(ObjRef::new(Kind::PersistentVolume, "", &p.name))
+            }
+            ChainRow::Orig(d) => d
+                .orig
+                .as_ref()
+                .map(|p| ObjRef::new(Kind::PersistentVolumeClaim, ns, &p.name)),
+            ChainRow::Download(d) => Some(ObjRef::new(Kind::DataDownload, ns, &d.name)),
+            ChainRow::PgServerNames(pg) => Some(ObjRef::new(Kind::Postgres, ns, &pg.app)),
+            ChainRow::PgOwner(pg) => Some(ObjRef::new(Kind::ObjectStore, ns, &pg.object_store)),
+            ChainRow::PgDestinations(pg) => {
+                Some(ObjRef::new(Kind::CnpgCluster, ns, &pg.cluster_name))
+            }
+            ChainRow::Nothing => None,
+        }
+    }
+}
+
+/// The object under the cursor on the current screen, for `y`.
+pub fn selected_object(app: &App) -> Option<ObjRef> {
+    let sel = |k| app.list_selection(k).selected;
+    match &app.screen {
+        Screen::Restores => restores(app)
+            .get(sel(ScreenKind::Restores))
+            .map(|r| restore_ref(r)),
+        Screen::Findings => findings(app)
+            .get(sel(ScreenKind::Findings))
+            .and_then(|f| f.objects.first().cloned()),
+        Screen::Orig => origs(app)
+            .get(sel(ScreenKind::Orig))
+            .map(|o| ObjRef::new(Kind::PersistentVolumeClaim, &o.namespace, &o.pvc.name)),
+        Screen::Events => events(app)
+            .get(sel(ScreenKind::Events))
+            .map(|(r, e)| e.about.clone().unwrap_or_else(|| restore_ref(r))),
+        Screen::Detail(d) => {
+            let r = detail(app, &d.id)?;
+            let i = d.sel[d.pane.index()].selected;
+            match d.pane {
+                Pane::Steps => Some(restore_ref(r)),
+                Pane::Disks => chain_rows(r).get(i)?.object(&r.id.namespace),
+                Pane::Events => Some(
+                    r.events
+                        .get(i)
+                        .and_then(|e| e.about.clone())
+                        .unwrap_or_else(|| restore_ref(r)),
+                ),
+                Pane::Findings => restore_findings(app, r)
+                    .get(i)
+                    .and_then(|f| f.objects.first().cloned()),
+            }
+        }
+        Screen::Yaml(_) | Screen::Help { .. } => None,
+    }
+}
+
+pub fn restore_ref(r: &RestoreView) -> ObjRef {
+    ObjRef::new(Kind::RestoreJob, &r.id.namespace, &r.id.name)
+}
+
+/// The object as YAML, from the raw JSON the snapshot keeps.
+pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
+    let key = ObjKey::new(target.namespace.clone(), target.name.clone());
+    let raw = snap
+        .objects
+        .raw(target.kind, &key)
+        .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
+    serde_saphyr::to_string(&v).map_err(|e| format!("cannot render YAML: {e}"))
+}
+
+/// Kinds a row is built on whose data may be missing or old, and since when.
+pub fn degraded<'a>(snap: &'a Snapshot, kinds: &[Kind]) -> Vec<(Kind, &'a SyncState)> {
+    kinds
+        .iter()
+        .filter_map(|k| {
+            let h = snap.health.get(k)?;
+            h.state.is_degraded().then_some((*k, &h.state))
+        })
+        .collect()
+}
+
+/// Since when the oldest of these degraded kinds has been down: the age of the data.
+pub fn stale_since(snap: &Snapshot, kinds: &[Kind]) -> Option<Timestamp> {
+    degraded(snap, kinds)
+        .into_iter()
+        .filter_map(|(_, s)| match s {
+            SyncState::Resyncing { since, .. } | SyncState::Failed { since, .. } => Some(*since),
+            _ => None,
+        })
+        .min()
+}
+
+/// The kinds each kind of row rests on.
+pub const RESTORE_KINDS: &[Kind] = &[Kind::RestoreJob];
+pub const ORIG_KINDS: &[Kind] = &[Kind::PersistentVolumeClaim, Kind::PersistentVolume];
+pub const EVENT_KINDS: &[Kind] = &[Kind::Event];
+
+pub fn restore_stale(frame: &Frame, r: &RestoreView) -> bool {
+    r.stale || frame.snapshot.is_stale(Kind::RestoreJob)
+}
+
+pub fn finding_stale(frame: &Frame, f: &Finding) -> bool {
+    f.stale || f.objects.iter().any(|o| frame.snapshot.is_stale(o.kind))
+}
+
+pub fn finding_kinds(f: &Finding) -> Vec<Kind> {
+    let mut v: Vec<Kind> = f.objects.iter().map(|o| o.kind).collect();
+    v.sort();
+    v.dedup();
+    v
+}

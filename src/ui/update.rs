@@ -1,0 +1,494 @@
+//! `Event -> Msg` and `update(&mut App, Msg)`: the only place the UI state changes.
+
+use super::app::{App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlState};
+use super::keys::{Action, COMMANDS, ScreenKind};
+use super::{format, select, views::layout};
+use crate::analysis::{ObjRef, RestoreId};
+use crate::cluster::Frame;
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use jiff::Timestamp;
+use std::sync::Arc;
+
+/// How many rows one wheel notch moves.
+const WHEEL_ROWS: isize = 3;
+/// Screens `Esc` can go back through; older ones are forgotten.
+const MAX_STACK: usize = 32;
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Action(Action),
+    /// A key typed into the filter, the command line or a dialog.
+    Input(KeyEvent),
+    /// Ctrl-C: always quits, whatever mode.
+    Quit,
+    Click {
+        column: u16,
+        row: u16,
+    },
+    Scroll(isize),
+    Resize(u16, u16),
+    Frame(Option<Arc<Frame>>),
+    Tick(Timestamp),
+}
+
+/// Translates a terminal event for the current state; `None` for what the UI ignores (so an
+/// unbound key costs no redraw).
+pub fn event_to_msg(app: &App, ev: &Event) -> Option<Msg> {
+    match ev {
+        Event::Key(k) if k.kind != KeyEventKind::Release => {
+            if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+                return Some(Msg::Quit);
+            }
+            if app.modal.is_some() || app.mode != Mode::Normal {
+                return Some(Msg::Input(*k));
+            }
+            app.keymap()
+                .action_for(app.screen.kind(), k)
+                .map(Msg::Action)
+        }
+        Event::Mouse(MouseEvent {
+            kind, column, row, ..
+        }) => match kind {
+            MouseEventKind::Down(MouseButton::Left) => Some(Msg::Click {
+                column: *column,
+                row: *row,
+            }),
+            MouseEventKind::ScrollUp => Some(Msg::Scroll(-WHEEL_ROWS)),
+            MouseEventKind::ScrollDown => Some(Msg::Scroll(WHEEL_ROWS)),
+            _ => None,
+        },
+        Event::Resize(w, h) => Some(Msg::Resize(*w, *h)),
+        _ => None,
+    }
+}
+
+pub fn update(app: &mut App, msg: Msg) {
+    match msg {
+        Msg::Frame(f) => on_frame(app, f),
+        Msg::Tick(now) => {
+            // Only a change of what a clock on screen says is worth a redraw.
+            let before = format::clock(app.now, &app.opts.tz);
+            app.now = now;
+            if format::clock(now, &app.opts.tz) != before {
+                app.dirty = true;
+            }
+        }
+        Msg::Resize(w, h) => {
+            app.size = (w, h);
+            clamp_current(app);
+            app.dirty = true;
+        }
+        Msg::Quit => app.quit = true,
+        Msg::Action(a) => {
+            app.status = None;
+            on_action(app, a);
+            app.dirty = true;
+        }
+        Msg::Input(k) => {
+            on_input(app, k);
+            app.dirty = true;
+        }
+        Msg::Scroll(d) => {
+            move_cursor(app, d);
+            app.dirty = true;
+        }
+        Msg::Click { column, row } => {
+            on_click(app, column, row);
+            app.dirty = true;
+        }
+    }
+}
+
+fn on_frame(app: &mut App, f: Option<Arc<Frame>>) {
+    app.latest = f;
+    if !app.frozen {
+        show_latest(app);
+    }
+    // Frozen: the header's count of waiting changes moved, so redraw anyway.
+    app.dirty = true;
+}
+
+fn show_latest(app: &mut App) {
+    app.shown = app.latest.clone();
+    if let Screen::Yaml(y) = &app.screen {
+        let text = match &app.shown {
+            Some(f) => select::render_yaml(&f.snapshot, &y.target),
+            None => Err("no data yet".into()),
+        };
+        if let Screen::Yaml(y) = &mut app.screen {
+            y.text = text;
+        }
+    }
+    clamp_current(app);
+}
+
+/// Keeps the cursor of the current screen on an existing, visible row.
+fn clamp_current(app: &mut App) {
+    let len = select::table_len(app);
+    let h = layout::rows_height(app);
+    match &mut app.screen {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+            let k = app.screen.kind();
+            app.lists.entry(k).or_default().clamp(len, h);
+        }
+        Screen::Detail(d) => d.sel[d.pane.index()].clamp(len, h),
+        Screen::Yaml(y) => y.scroll = y.scroll.min(len.saturating_sub(h)),
+        Screen::Help { scroll } => *scroll = (*scroll).min(len.saturating_sub(h)),
+    }
+}
+
+fn move_cursor(app: &mut App, delta: isize) {
+    let len = select::table_len(app);
+    match &mut app.screen {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+            let k = app.screen.kind();
+            app.lists.entry(k).or_default().move_by(delta, len);
+        }
+        Screen::Detail(d) => d.sel[d.pane.index()].move_by(delta, len),
+        // Text screens scroll the view itself.
+        Screen::Yaml(YamlState { scroll, .. }) | Screen::Help { scroll } => {
+            *scroll = (*scroll as isize + delta).max(0) as usize;
+        }
+    }
+    clamp_current(app);
+}
+
+fn push(app: &mut App, screen: Screen) {
+    let old = std::mem::replace(&mut app.screen, screen);
+    app.stack.push(old);
+    if app.stack.len() > MAX_STACK {
+        app.stack.remove(0);
+    }
+    app.mode = Mode::Normal;
+    clamp_current(app);
+}
+
+/// Goes to a top-level screen, unless already there.
+fn goto(app: &mut App, screen: Screen) {
+    if app.screen.kind() != screen.kind() {
+        push(app, screen);
+    }
+}
+
+fn open_restore(app: &mut App, id: Option<RestoreId>, what: &str) {
+    match id {
+        Some(id) if select::detail(app, &id).is_some() => push(
+            app,
+            Screen::Detail(DetailState {
+                id,
+                pane: Pane::Steps,
+                sel: [Selection::default(); 4],
+            }),
+        ),
+        Some(id) => app.set_error(format!("restore {id} is not in the current data")),
+        None => app.set_status(format!("this {what} is not about one restore")),
+    }
+}
+
+fn open_yaml(app: &mut App, target: Option<ObjRef>) {
+    let Some(target) = target else {
+        app.set_status("nothing selected");
+        return;
+    };
+    let text = match &app.shown {
+        Some(f) => select::render_yaml(&f.snapshot, &target),
+        None => Err("no data yet".into()),
+    };
+    push(
+        app,
+        Screen::Yaml(YamlState {
+            target,
+            text,
+            scroll: 0,
+        }),
+    );
+}
+
+fn on_action(app: &mut App, a: Action) {
+    let page = layout::rows_height(app).max(1) as isize;
+    match a {
+        Action::Up => move_cursor(app, -1),
+        Action::Down => move_cursor(app, 1),
+        Action::PageUp => move_cursor(app, -page),
+        Action::PageDown => move_cursor(app, page),
+        Action::Top => move_cursor(app, isize::MIN / 2),
+        Action::Bottom => move_cursor(app, isize::MAX / 2),
+        Action::Open => on_open(app),
+        Action::Back => {
+            let k = app.screen.kind();
+            if app.filters.get(&k).is_some_and(|f| !f.is_empty()) {
+                app.filters.remove(&k);
+                clamp_current(app);
+            } else if let Some(prev) = app.stack.pop() {
+                app.screen = prev;
+                clamp_current(app);
+            }
+        }
+        Action::NextPane | Action::PrevPane => {
+            if let Screen::Detail(d) = &mut app.screen {
+                d.pane = if a == Action::NextPane {
+                    d.pane.next()
+                } else {
+                    d.pane.prev()
+                };
+            }
+            clamp_current(app);
+        }
+        Action::Filter => {
+            app.mode = Mode::Filter;
+            app.filters.entry(app.screen.kind()).or_default();
+        }
+        Action::Command => app.mode = Mode::Command(CommandLine::default()),
+        Action::Help => {
+            if app.screen.kind() != ScreenKind::Help {
+                push(app, Screen::Help { scroll: 0 });
+            }
+        }
+        Action::Yaml => {
+            let target = select::selected_object(app);
+            open_yaml(app, target);
+        }
+        Action::Freeze => {
+            app.frozen = !app.frozen;
+            if !app.frozen {
+                show_latest(app);
+            }
+        }
+        Action::Actions => {
+            if app.opts.readonly {
+                app.set_status("read-only session: no actions");
+            } else {
+                app.set_status("actions: coming");
+            }
+        }
+        Action::Quit => app.quit = true,
+    }
+}
+
+fn on_open(app: &mut App) {
+    let sel = |app: &App, k| app.list_selection(k).selected;
+    match &app.screen {
+        Screen::Restores => {
+            let id = select::restores(app)
+                .get(sel(app, ScreenKind::Restores))
+                .map(|r| r.id.clone());
+            open_restore(app, id, "row");
+        }
+        Screen::Findings => {
+            let found = select::findings(app)
+                .get(sel(app, ScreenKind::Findings))
+                .map(|f| f.restore.clone());
+            if let Some(id) = found {
+                open_restore(app, id, "finding");
+            }
+        }
+        Screen::Orig => {
+            let found = select::origs(app)
+                .get(sel(app, ScreenKind::Orig))
+                .map(|o| o.restore.clone());
+            if let Some(id) = found {
+                open_restore(app, id, "-orig PVC (its RestoreJob is unknown or gone)");
+            }
+        }
+        Screen::Events => {
+            let id = select::events(app)
+                .get(sel(app, ScreenKind::Events))
+                .map(|(r, _)| r.id.clone());
+            open_restore(app, id, "event");
+        }
+        Screen::Detail(_) => {
+            let target = select::selected_object(app);
+            open_yaml(app, target);
+        }
+        Screen::Yaml(_) | Screen::Help { .. } => {}
+    }
+}
+
+fn on_input(app: &mut App, k: KeyEvent) {
+    if app.modal.is_some() {
+        if k.code == KeyCode::Esc {
+            app.modal = None;
+        }
+        return;
+    }
+    match &mut app.mode {
+        Mode::Normal => {}
+        Mode::Filter => {
+            let kind = app.screen.kind();
+            let f = app.filters.entry(kind).or_default();
+            match k.code {
+                KeyCode::Char(c) => f.push(c),
+                KeyCode::Backspace => {
+                    f.pop();
+                }
+                KeyCode::Enter => app.mode = Mode::Normal,
+                KeyCode::Esc => {
+                    app.filters.remove(&kind);
+                    app.mode = Mode::Normal;
+                }
+                _ => return,
+            }
+            // The filter changed what is listed: start from the first match.
+            reset_cursor(app);
+        }
+        Mode::Command(cl) => match k.code {
+            KeyCode::Char(c) => {
+                cl.text.push(c);
+                cl.completion = None;
+            }
+            KeyCode::Backspace => {
+                cl.text.pop();
+                cl.completion = None;
+            }
+            KeyCode::Tab => {
+                let cands = completions(app, &current_text(app));
+                if let Mode::Command(cl) = &mut app.mode {
+                    complete(cl, cands);
+                }
+            }
+            KeyCode::Esc => app.mode = Mode::Normal,
+            KeyCode::Enter => {
+                let text = std::mem::take(&mut cl.text);
+                app.mode = Mode::Normal;
+                run_command(app, text.trim());
+            }
+            _ => {}
+        },
+    }
+}
+
+fn current_text(app: &App) -> String {
+    match &app.mode {
+        Mode::Command(cl) => cl.text.clone(),
+        _ => String::new(),
+    }
+}
+
+fn reset_cursor(app: &mut App) {
+    match &mut app.screen {
+        Screen::Detail(d) => d.sel[d.pane.index()] = Selection::default(),
+        s => {
+            let k = s.kind();
+            app.lists.insert(k, Selection::default());
+        }
+    }
+}
+
+/// Tab: a single candidate completes; several cycle on every further Tab.
+fn complete(cl: &mut CommandLine, fresh: Vec<String>) {
+    if let Some((cands, i)) = &mut cl.completion
+        && cands.get(*i) == Some(&cl.text)
+        && cands.len() > 1
+    {
+        *i = (*i + 1) % cands.len();
+        cl.text = cands[*i].clone();
+        return;
+    }
+    match fresh.len() {
+        0 => cl.completion = None,
+        _ => {
+            cl.text = fresh[0].clone();
+            cl.completion = Some((fresh, 0));
+        }
+    }
+}
+
+/// Full command lines that extend `text`.
+pub fn completions(app: &App, text: &str) -> Vec<String> {
+    if let Some(prefix) = text.strip_prefix("ns ") {
+        let mut names: Vec<String> = vec!["all".into()];
+        if let Some(f) = &app.shown {
+            names.extend(
+                f.snapshot
+                    .objects
+                    .namespaces
+                    .iter()
+                    .map(|n| n.meta.name.clone()),
+            );
+            names.extend(f.report.restores.iter().map(|r| r.id.namespace.clone()));
+        }
+        names.sort();
+        names.dedup();
+        return names
+            .into_iter()
+            .filter(|n| n.starts_with(prefix))
+            .map(|n| format!("ns {n}"))
+            .collect();
+    }
+    COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| c.starts_with(text))
+        .map(|c| {
+            if matches!(c, "ns" | "ctx") {
+                format!("{c} ")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn run_command(app: &mut App, text: &str) {
+    let (cmd, arg) = match text.split_once(char::is_whitespace) {
+        Some((c, a)) => (c, a.trim()),
+        None => (text, ""),
+    };
+    match cmd {
+        "" => {}
+        "restores" | "restore" | "rs" => goto(app, Screen::Restores),
+        "findings" | "finding" => goto(app, Screen::Findings),
+        "orig" | "origs" => goto(app, Screen::Orig),
+        "events" | "event" | "ev" => goto(app, Screen::Events),
+        "help" => goto(app, Screen::Help { scroll: 0 }),
+        "q" | "q!" | "quit" => app.quit = true,
+        "ns" => match arg {
+            "" => app.set_error("usage: :ns NAME or :ns all"),
+            "all" | "-A" => {
+                app.namespace = None;
+                app.set_status("all namespaces");
+                clamp_current(app);
+            }
+            ns => {
+                app.namespace = Some(ns.to_string());
+                app.set_status(format!("namespace {ns}"));
+                clamp_current(app);
+            }
+        },
+        "ctx" | "context" => {
+            let name = if arg.is_empty() { "NAME" } else { arg };
+            app.set_error(format!(
+                "switching context requires restart: restorewatch --context {name}"
+            ));
+        }
+        other => app.set_error(format!("unknown command :{other} (tab lists the commands)")),
+    }
+}
+
+fn on_click(app: &mut App, column: u16, row: u16) {
+    if let Some(pane) = layout::pane_tab_at(app, column, row) {
+        if let Screen::Detail(d) = &mut app.screen {
+            d.pane = pane;
+        }
+        clamp_current(app);
+        return;
+    }
+    let Some(i) = layout::row_at(app, column, row) else {
+        return;
+    };
+    let len = select::table_len(app);
+    if i >= len {
+        return;
+    }
+    match &mut app.screen {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+            let k = app.screen.kind();
+            app.lists.entry(k).or_default().selected = i;
+        }
+        Screen::Detail(d) => d.sel[d.pane.index()].selected = i,
+        Screen::Yaml(_) | Screen::Help { .. } => {}
+    }
+    clamp_current(app);
+}

@@ -1,0 +1,393 @@
+//! Pieces every screen uses: the table renderer, the data-health banner, the empty state that
+//! says why it is empty, and the short names of kinds and states.
+
+use super::super::app::{App, Pane, Screen, Selection};
+use super::super::format::{self, fit};
+use super::super::select;
+use super::super::theme::Theme;
+use super::layout::TableAreas;
+use crate::analysis::{RestoreView, StepState};
+use crate::cluster::{SourceInfo, SyncState};
+use crate::model::Kind;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+pub const TAB_SEP: &str = " │ ";
+pub const TAB_SEP_WIDTH: u16 = 3;
+
+/// A column: title, width rule, alignment, and the narrowest screen it is shown on.
+pub struct Col {
+    pub title: &'static str,
+    pub width: Constraint,
+    pub right: bool,
+    pub min_screen: u16,
+}
+
+impl Col {
+    pub const fn new(title: &'static str, width: Constraint) -> Col {
+        Col {
+            title,
+            width,
+            right: false,
+            min_screen: 0,
+        }
+    }
+    pub const fn right(mut self) -> Col {
+        self.right = true;
+        self
+    }
+    pub const fn from(mut self, min_screen: u16) -> Col {
+        self.min_screen = min_screen;
+        self
+    }
+}
+
+/// A cell: its text and, when it differs from the row's, its own style.
+pub struct Cell {
+    pub text: String,
+    pub style: Option<Style>,
+}
+
+impl Cell {
+    pub fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            style: None,
+        }
+    }
+    pub fn styled(text: impl Into<String>, style: Style) -> Cell {
+        Cell {
+            text: text.into(),
+            style: Some(style),
+        }
+    }
+}
+
+pub struct Row {
+    pub cells: Vec<Cell>,
+    pub style: Style,
+}
+
+/// Draws column titles and the visible window of rows. Cells are cut with `…` to their
+/// column, numbers right-aligned; the selected row is drawn with the cursor style on top.
+pub fn draw_table(
+    f: &mut Frame,
+    theme: &Theme,
+    areas: &TableAreas,
+    cols: &[Col],
+    rows: &[Row],
+    sel: Selection,
+) {
+    let (columns, rows_area) = (areas.columns, areas.rows);
+    let screen_w = f.area().width;
+    let shown: Vec<usize> = (0..cols.len())
+        .filter(|i| screen_w >= cols[*i].min_screen)
+        .collect();
+    // A `Max` column is only as wide as its widest cell, so short values leave room for names.
+    let constraints: Vec<Constraint> = shown
+        .iter()
+        .map(|i| match cols[*i].width {
+            Constraint::Max(cap) => {
+                let widest = rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(*i))
+                    .map(|c| format::width(&c.text))
+                    .chain([format::width(cols[*i].title)])
+                    .max()
+                    .unwrap_or(0);
+                Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
+            }
+            c => c,
+        })
+        .collect();
+    let widths: Vec<usize> = Layout::horizontal(constraints)
+        .spacing(1)
+        .split(Rect::new(0, 0, columns.width, 1))
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect();
+    let line_of = |cells: Vec<(String, Style)>| {
+        let mut spans = Vec::new();
+        for (n, (text, style)) in cells.into_iter().enumerate() {
+            if n > 0 {
+                spans.push(Span::raw(" "));
+            }
+            spans.push(Span::styled(text, style));
+        }
+        Line::from(spans)
+    };
+    let header = line_of(
+        shown
+            .iter()
+            .zip(&widths)
+            .map(|(i, w)| {
+                (
+                    fit(cols[*i].title, *w, cols[*i].right),
+                    theme.column_header(),
+                )
+            })
+            .collect(),
+    );
+    f.render_widget(Paragraph::new(header), columns);
+    let h = usize::from(rows_area.height);
+    let vis = sel.visible(rows.len(), h);
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(vis.offset)
+        .take(h)
+        .map(|(n, row)| {
+            let selected = n == vis.selected;
+            let cells = shown
+                .iter()
+                .zip(&widths)
+                .map(|(i, w)| {
+                    let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
+                    let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
+                    if selected {
+                        style = style.patch(theme.selected());
+                    }
+                    (fit(text, *w, cols[*i].right), style)
+                })
+                .collect();
+            let mut line = line_of(cells);
+            if selected {
+                // The spaces between cells belong to the cursor too.
+                line = line.style(theme.selected());
+            }
+            line
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), rows_area);
+}
+
+/// A bordered block with a title and an optional row counter and filter.
+pub fn block<'a>(
+    theme: &Theme,
+    title: &str,
+    count: Option<usize>,
+    filter: &str,
+    focused: bool,
+) -> Block<'a> {
+    let mut spans = vec![Span::styled(format!(" {title}"), theme.title(focused))];
+    if let Some(n) = count {
+        spans.push(Span::styled(format!("[{n}]"), theme.counter()));
+    }
+    if !filter.is_empty() {
+        spans.push(Span::styled(format!(" </{filter}>"), theme.filter()));
+    }
+    spans.push(Span::raw(" "));
+    Block::bordered()
+        .border_style(theme.border(focused))
+        .title(Line::from(spans))
+}
+
+/// Short names for the header's per-kind health.
+pub fn kind_abbrev(k: Kind) -> &'static str {
+    match k {
+        Kind::Namespace => "NS",
+        Kind::PersistentVolumeClaim => "PVC",
+        Kind::PersistentVolume => "PV",
+        Kind::StorageClass => "SC",
+        Kind::Pod => "Pod",
+        Kind::Event => "Ev",
+        Kind::RestoreJob => "RestoreJob",
+        Kind::Backup => "Backup",
+        Kind::DataVolume => "DV",
+        Kind::VirtualMachine => "VM",
+        Kind::VirtualMachineInstance => "VMI",
+        Kind::HelmRelease => "HR",
+        Kind::VeleroRestore => "VeleroRestore",
+        Kind::DataDownload => "DD",
+        Kind::CnpgCluster => "PgCluster",
+        Kind::CnpgBackup => "PgBackup",
+        Kind::ObjectStore => "ObjStore",
+        Kind::Postgres => "Postgres",
+    }
+}
+
+pub fn step_glyph(s: StepState) -> &'static str {
+    match s {
+        StepState::Pending => "·",
+        StepState::Active => "▶",
+        StepState::Done => "✓",
+        StepState::Failed => "✗",
+        StepState::Skipped => "–",
+    }
+}
+
+/// "403" from an error text when it carries an HTTP status, for the compact header.
+pub fn error_code(error: &str) -> Option<&'static str> {
+    ["401", "403", "404", "410", "429", "500", "503"]
+        .into_iter()
+        .find(|c| error.contains(c))
+}
+
+/// Where the data comes from, for the header.
+pub fn source_label(app: &App) -> String {
+    if let Some(l) = &app.opts.source_label {
+        return l.clone();
+    }
+    let Some(frame) = &app.shown else {
+        return "connecting…".into();
+    };
+    match &frame.snapshot.source {
+        SourceInfo::Live { context, .. } => format!("ctx {context}"),
+        SourceInfo::Files {
+            files,
+            newest_object,
+        } => {
+            let names = if files.len() > 2 {
+                format!("{}, {} and {} more", files[0], files[1], files.len() - 2)
+            } else {
+                files.join(", ")
+            };
+            match newest_object {
+                Some(t) => format!(
+                    "snapshot of {names} taken {} ({} ago)",
+                    format::datetime(*t, &app.opts.tz),
+                    format::age_since(app.now, Some(*t))
+                ),
+                None => format!("snapshot of {names}"),
+            }
+        }
+        SourceInfo::Demo { scenarios } if scenarios.is_empty() => "demo".into(),
+        SourceInfo::Demo { scenarios } => format!("demo: {}", scenarios.join(", ")),
+    }
+}
+
+/// The kinds the current table's rows rest on.
+pub fn screen_kinds(screen: &Screen) -> &'static [Kind] {
+    match screen {
+        Screen::Restores | Screen::Detail(_) => select::RESTORE_KINDS,
+        Screen::Orig => select::ORIG_KINDS,
+        Screen::Events => select::EVENT_KINDS,
+        Screen::Findings => &[
+            Kind::RestoreJob,
+            Kind::PersistentVolumeClaim,
+            Kind::PersistentVolume,
+        ],
+        Screen::Yaml(_) | Screen::Help { .. } => &[],
+    }
+}
+
+fn plural(k: Kind) -> String {
+    format!("{}s", k.info().label)
+}
+
+/// One sentence per degraded kind: what is wrong with the data and how old it is.
+pub fn degraded_lines(app: &App, kinds: &[Kind]) -> Vec<String> {
+    let Some(frame) = &app.shown else {
+        return Vec::new();
+    };
+    select::degraded(&frame.snapshot, kinds)
+        .into_iter()
+        .map(|(k, s)| match s {
+            SyncState::Syncing => format!("syncing {}…", plural(k)),
+            SyncState::Resyncing { since, error } | SyncState::Failed { since, error } => format!(
+                "{} watch down since {} (data {} old): {error}",
+                k.info().label,
+                format::clock(*since, &app.opts.tz),
+                format::age_since(app.now, Some(*since)),
+            ),
+            SyncState::Forbidden { error } => format!("no access to {}: {error}", plural(k)),
+            _ => String::new(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The one-line warning above a table whose data may be incomplete.
+pub fn table_banner(app: &App) -> Option<String> {
+    let lines = degraded_lines(app, screen_kinds(&app.screen));
+    (!lines.is_empty()).then(|| format!("⚠ {}: rows may be out of date", lines.join("; ")))
+}
+
+/// Why a table has no rows, never "nothing" when the data is missing.
+pub fn empty_reason(app: &App, what: &str) -> Vec<String> {
+    if app.shown.is_none() {
+        return vec![
+            "Syncing…".into(),
+            "waiting for the first complete list of every watched kind".into(),
+        ];
+    }
+    let degraded = degraded_lines(app, screen_kinds(&app.screen));
+    if !degraded.is_empty() {
+        let mut v = vec![format!("No {what} to show, but the data is incomplete:")];
+        v.extend(degraded);
+        return v;
+    }
+    let filter = app.filter();
+    if !filter.is_empty() {
+        return vec![format!(
+            "No {what} match /{filter}  (esc clears the filter)"
+        )];
+    }
+    let scope = match &app.namespace {
+        Some(ns) => format!("in namespace {ns}  (:ns all shows every namespace)"),
+        None => "in any namespace".into(),
+    };
+    vec![format!("No {what} {scope}")]
+}
+
+pub fn draw_empty(f: &mut Frame, theme: &Theme, area: Rect, lines: Vec<String>) {
+    if area.height == 0 {
+        return;
+    }
+    let top = area.height.saturating_sub(lines.len() as u16) / 2;
+    let r = Rect::new(area.x, area.y + top, area.width, area.height - top);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let style = if i == 0 {
+                theme.title(false)
+            } else {
+                theme.text_dim()
+            };
+            Line::styled(l, style).centered()
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), r);
+}
+
+/// `stale 3m` for rows built on old data, empty otherwise.
+pub fn stale_cell(app: &App, stale: bool, kinds: &[Kind]) -> String {
+    if !stale {
+        return String::new();
+    }
+    let since = app
+        .shown
+        .as_ref()
+        .and_then(|f| select::stale_since(&f.snapshot, kinds));
+    match since {
+        Some(t) => format!("stale {}", format::age_since(app.now, Some(t))),
+        None => "stale".into(),
+    }
+}
+
+/// The detail's pane titles with their counts.
+pub fn pane_tabs(app: &App, r: &RestoreView) -> Vec<(Pane, String)> {
+    Pane::ALL
+        .iter()
+        .map(|p| {
+            let name = match p {
+                Pane::Steps => "Steps",
+                Pane::Disks if r.postgres.is_some() => "Postgres",
+                Pane::Disks => "Disks",
+                Pane::Events => "Events",
+                Pane::Findings => "Findings",
+            };
+            let n = match p {
+                // The Postgres pane is a comparison, not a list: no count.
+                Pane::Disks if r.postgres.is_some() => return (*p, name.to_string()),
+                Pane::Disks => r.disks.len(),
+                _ => select::pane_len(app, r, *p),
+            };
+            (*p, format!("{name} {n}"))
+        })
+        .collect()
+}

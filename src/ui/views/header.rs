@@ -1,0 +1,129 @@
+//! The header: where the data comes from, the namespace scope, how healthy each kind's watch
+//! is, how long since anything changed, the clock, and the frozen badge.
+
+use super::super::app::App;
+use super::super::format;
+use super::common::{error_code, kind_abbrev, source_label};
+use crate::cluster::SyncState;
+use jiff::Timestamp;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// The newest change the data shows: a watch event or a change in a restore's objects.
+pub fn last_change(app: &App) -> Option<Timestamp> {
+    let frame = app.shown.as_ref()?;
+    let watch = frame.snapshot.health.values().filter_map(|h| h.last_event);
+    let restores = frame.report.restores.iter().filter_map(|r| r.last_change);
+    watch.chain(restores).max()
+}
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let t = app.theme();
+    let mut right = Vec::new();
+    if app.frozen {
+        right.push(Span::styled(
+            format!(" FROZEN (+{} changes) ", app.changes_waiting()),
+            t.frozen(),
+        ));
+        right.push(Span::raw(" "));
+    }
+    right.push(Span::styled(format::clock(app.now, &app.opts.tz), t.text()));
+    let right = Line::from(right);
+    let right_w = right.width() as u16;
+
+    let ns = app.namespace.as_deref().unwrap_or("all");
+    let mut left = vec![
+        Span::styled("restorewatch", t.logo()),
+        Span::styled(" │ ", t.text_dim()),
+        Span::styled(source_label(app), t.text()),
+        Span::styled(" │ ", t.text_dim()),
+        Span::styled(format!("ns: {ns}"), t.text()),
+    ];
+    if app.opts.readonly {
+        left.push(Span::styled(" │ ", t.text_dim()));
+        left.push(Span::styled("read-only", t.text_dim()));
+    }
+    if let Some(changed) = last_change(app) {
+        left.push(Span::styled(" │ ", t.text_dim()));
+        left.push(Span::styled(
+            format!("changed {} ago", format::age_since(app.now, Some(changed))),
+            t.text(),
+        ));
+    }
+    let left_w = area.width.saturating_sub(right_w + 1);
+    f.render_widget(
+        Paragraph::new(Line::from(left)),
+        Rect::new(area.x, area.y, left_w, 1),
+    );
+    if area.width > right_w {
+        f.render_widget(
+            Paragraph::new(right),
+            Rect::new(area.x + area.width - right_w, area.y, right_w, 1),
+        );
+    }
+    if area.height >= 2 {
+        f.render_widget(
+            Paragraph::new(health_line(app)),
+            Rect::new(area.x, area.y + 1, area.width, 1),
+        );
+    }
+}
+
+/// `PVC✓ PV✓ DV✗403 VMI…`: troubles first, so a narrow terminal still shows them.
+fn health_line(app: &App) -> Line<'static> {
+    let t = app.theme();
+    let Some(frame) = &app.shown else {
+        return Line::styled("waiting for the first sync…", t.text_dim());
+    };
+    let health = &frame.snapshot.health;
+    if health.is_empty() || health.values().all(|h| h.state == SyncState::FromFile) {
+        let n = frame.snapshot.objects.total();
+        return Line::styled(
+            format!("{n} objects read from files; nothing is watched"),
+            t.text_dim(),
+        );
+    }
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    let mut absent = Vec::new();
+    for (k, h) in health {
+        let name = kind_abbrev(*k);
+        match &h.state {
+            SyncState::Synced | SyncState::FromFile => {
+                good.push(Span::styled(format!("{name}✓"), t.text_ok()));
+            }
+            SyncState::Syncing => bad.push(Span::styled(format!("{name}…"), t.text_dim())),
+            SyncState::Resyncing { since, .. } => bad.push(Span::styled(
+                format!("{name}↻{}", format::age_since(app.now, Some(*since))),
+                t.text_warning(),
+            )),
+            SyncState::Failed { since, error } => {
+                let why = error_code(error)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format::age_since(app.now, Some(*since)));
+                bad.push(Span::styled(format!("{name}✗{why}"), t.text_danger()));
+            }
+            SyncState::Forbidden { .. } => {
+                bad.push(Span::styled(format!("{name}✗403"), t.text_danger()));
+            }
+            SyncState::NotInstalled => absent.push(name),
+        }
+    }
+    let mut spans = Vec::new();
+    for s in bad.into_iter().chain(good) {
+        spans.push(s);
+        spans.push(Span::raw(" "));
+    }
+    if !absent.is_empty() {
+        spans.push(Span::styled(
+            format!("not installed: {}", absent.join(" ")),
+            t.text_dim(),
+        ));
+    }
+    Line::from(spans)
+}

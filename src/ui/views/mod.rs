@@ -1,0 +1,37 @@
+//! One file per screen or widget; `view` picks them. Views read the state and never change it.
+
+pub mod chain;
+pub mod common;
+pub mod detail;
+pub mod events;
+pub mod findings;
+pub mod header;
+pub mod help;
+pub mod layout;
+pub mod orig;
+pub mod restores;
+pub mod status;
+pub mod yaml;
+
+use super::app::{App, Screen};
+use ratatui::Frame;
+use ratatui::widgets::Block;
+
+pub fn view(app: &App, f: &mut Frame) {
+    let area = f.area();
+    f.render_widget(Block::default().style(app.theme().base()), area);
+    let a = layout::areas(area);
+    header::draw(f, app, a.header);
+    if a.body.height > 0 {
+        match &app.screen {
+            Screen::Restores => restores::draw(f, app, a.body),
+            Screen::Findings => findings::draw(f, app, a.body),
+            Screen::Orig => orig::draw(f, app, a.body),
+            Screen::Events => events::draw(f, app, a.body),
+            Screen::Detail(d) => detail::draw(f, app, a.body, d),
+            Screen::Yaml(y) => yaml::draw(f, app, a.body, y),
+            Screen::Help { scroll } => help::draw(f, app, a.body, *scroll),
+        }
+    }
+    status::draw(f, app, a.status);
+}

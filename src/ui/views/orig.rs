@@ -1,0 +1,176 @@
+//! `-orig` PVCs: the disks kept by restores, and whether each can be reclaimed now.
+
+use super::super::app::App;
+use super::super::format;
+use super::super::keys::ScreenKind;
+use super::super::select;
+use super::common::{self, Cell, Col, Row};
+use super::layout;
+use crate::analysis::OrigPvcView;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+const COLS: &[Col] = &[
+    Col::new("NAMESPACE", Constraint::Max(16)),
+    Col::new("NAME", Constraint::Max(40)),
+    Col::new("SIZE", Constraint::Length(6)).right(),
+    Col::new("AGE", Constraint::Length(6)).right(),
+    Col::new("RESTOREJOB", Constraint::Max(24)).from(100),
+    Col::new("RECORDED", Constraint::Length(8)).from(90),
+    Col::new("PV", Constraint::Length(9)).from(110),
+    Col::new("POLICY", Constraint::Length(7)),
+    Col::new("RECLAIM", Constraint::Fill(1)),
+    Col::new("DATA", Constraint::Length(9)),
+];
+
+fn reclaim_text(o: &OrigPvcView) -> String {
+    match &o.reclaim {
+        Ok(Some(p)) => format!("yes, PV back to {p}"),
+        Ok(None) => "yes".into(),
+        Err(why) => format!("no: {why}"),
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, body: Rect) {
+    let t = app.theme();
+    let items = select::origs(app);
+    let a = layout::table_areas(app, body);
+    f.render_widget(
+        common::block(t, "-orig PVCs", Some(items.len()), app.filter(), true),
+        a.block,
+    );
+    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
+        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
+    }
+    let Some(frame) = &app.shown else {
+        common::draw_empty(f, t, a.rows, common::empty_reason(app, "-orig PVCs"));
+        return;
+    };
+    if items.is_empty() {
+        common::draw_empty(f, t, a.rows, common::empty_reason(app, "-orig PVCs"));
+        return;
+    }
+    let stale = select::ORIG_KINDS
+        .iter()
+        .any(|k| frame.snapshot.is_stale(*k));
+    let rows: Vec<Row> = items
+        .iter()
+        .map(|o| {
+            let pv_phase =
+                o.pv.as_ref()
+                    .map_or("missing".into(), |p| p.phase.display());
+            let policy =
+                o.pv.as_ref()
+                    .map_or("-".into(), |p| p.reclaim_policy.display());
+            let policy_style = (!stale
+                && o.pv.as_ref().and_then(|p| p.reclaim_policy.as_deref()) == Some("Retain")
+                && o.pvc.recorded_policy.as_deref() == Some("Delete"))
+            .then(|| t.text_warning());
+            Row {
+                cells: vec![
+                    Cell::plain(o.namespace.clone()),
+                    Cell::plain(o.pvc.name.clone()),
+                    Cell::plain(o.size.clone().unwrap_or_else(|| "-".into())),
+                    Cell::plain(format::age_since(app.now, o.pvc.created)),
+                    Cell::plain(
+                        o.restore
+                            .as_ref()
+                            .map_or("unknown".into(), |r| r.name.clone()),
+                    ),
+                    Cell::plain(
+                        o.pvc
+                            .recorded_policy
+                            .clone()
+                            .unwrap_or_else(|| "none".into()),
+                    ),
+                    Cell::plain(pv_phase),
+                    Cell {
+                        text: policy,
+                        style: policy_style,
+                    },
+                    Cell {
+                        text: reclaim_text(o),
+                        style: (!stale && o.reclaim.is_ok()).then(|| t.text_ok()),
+                    },
+                    Cell::plain(common::stale_cell(app, stale, select::ORIG_KINDS)),
+                ],
+                style: if stale { t.stale() } else { t.text() },
+            }
+        })
+        .collect();
+    let cols = if stale { COLS } else { &COLS[..COLS.len() - 1] };
+    let sel = app.list_selection(ScreenKind::Orig);
+    common::draw_table(f, t, &a, cols, &rows, sel);
+    let Some(extra) = a.extra else { return };
+    let vis = sel.visible(items.len(), usize::from(a.rows.height));
+    let Some(o) = items.get(vis.selected) else {
+        return;
+    };
+    let label = |s: &'static str| Span::styled(s, t.title(false));
+    let pv = o.pv.as_ref();
+    let claim = pv
+        .and_then(|p| p.claim.as_ref())
+        .map_or("none".into(), |(n, uid)| match uid {
+            Some(u) => format!("{n} (uid {})", format::short_uid(u)),
+            None => n.clone(),
+        });
+    let lines = vec![
+        Line::from(vec![
+            label("pvc      "),
+            Span::raw(format!(
+                "{}/{}  uid {}  phase {}  restore-job-uid {}",
+                o.namespace,
+                o.pvc.name,
+                format::short_uid(&o.pvc.uid),
+                o.pvc.phase.display(),
+                o.pvc
+                    .restore_job_uid
+                    .as_deref()
+                    .map_or("none", format::short_uid),
+            )),
+        ]),
+        Line::from(vec![
+            label("pv       "),
+            Span::raw(match pv {
+                Some(p) => format!(
+                    "{}  {}  reclaim {}  claimRef {claim}",
+                    p.name,
+                    p.phase.display(),
+                    p.reclaim_policy.display()
+                ),
+                None => "none".into(),
+            }),
+        ]),
+        Line::from(vec![
+            label("policy   "),
+            Span::raw(format!(
+                "recorded {}  storage class {}",
+                o.pvc
+                    .recorded_policy
+                    .as_deref()
+                    .unwrap_or("none (older controller)"),
+                o.class_policy.as_deref().unwrap_or("unknown"),
+            )),
+        ]),
+        Line::from(vec![
+            label("reclaim  "),
+            Span::raw(reclaim_text(o)),
+            Span::styled(
+                if o.mounted_by.is_empty() {
+                    String::new()
+                } else {
+                    format!("  mounted by {}", o.mounted_by.join(", "))
+                },
+                t.text_warning(),
+            ),
+        ]),
+    ];
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(common::block(t, "-orig PVC", None, "", false)),
+        extra,
+    );
+}

@@ -1,0 +1,157 @@
+//! The restores list: one row per RestoreJob in scope, worst news visible at a glance.
+
+use super::super::app::App;
+use super::super::format;
+use super::super::keys::ScreenKind;
+use super::super::select;
+use super::common::{self, Cell, Col, Row, step_glyph};
+use super::layout;
+use crate::analysis::{Finding, RestoreView, Severity};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+const COLS: &[Col] = &[
+    Col::new("NAMESPACE", Constraint::Max(18)),
+    Col::new("NAME", Constraint::Fill(2)),
+    Col::new("TARGET", Constraint::Fill(1)).from(100),
+    Col::new("DRIVER", Constraint::Length(6)).from(110),
+    Col::new("PHASE", Constraint::Length(9)),
+    Col::new("STEP", Constraint::Max(20)),
+    Col::new("AGE", Constraint::Length(6)).right(),
+    Col::new("DEADLINE", Constraint::Length(8)).right().from(90),
+    Col::new("FINDINGS", Constraint::Length(8)),
+    Col::new("DATA", Constraint::Length(9)),
+];
+
+/// `2E 1W`: counts by severity, worst first.
+pub fn badges<'a>(findings: impl Iterator<Item = &'a Finding>) -> (String, Option<Severity>) {
+    let (mut e, mut w, mut i) = (0, 0, 0);
+    for f in findings {
+        match f.severity {
+            Severity::Error => e += 1,
+            Severity::Warning => w += 1,
+            Severity::Info => i += 1,
+        }
+    }
+    let mut parts = Vec::new();
+    for (n, s) in [(e, "E"), (w, "W"), (i, "I")] {
+        if n > 0 {
+            parts.push(format!("{n}{s}"));
+        }
+    }
+    let worst = if e > 0 {
+        Some(Severity::Error)
+    } else if w > 0 {
+        Some(Severity::Warning)
+    } else if i > 0 {
+        Some(Severity::Info)
+    } else {
+        None
+    };
+    (parts.join(" "), worst)
+}
+
+fn row(app: &App, r: &RestoreView) -> Row {
+    let t = app.theme();
+    let Some(frame) = &app.shown else {
+        return Row {
+            cells: Vec::new(),
+            style: t.text(),
+        };
+    };
+    let stale = select::restore_stale(frame, r);
+    let style = if stale { t.stale() } else { t.text() };
+    let keep = |s| if stale { None } else { Some(s) };
+    let target = r
+        .target
+        .as_ref()
+        .map(|t| format!("{}/{}", t.kind, t.name))
+        .unwrap_or_else(|| "-".into());
+    let (step, step_style) = match r.current_step() {
+        Some(s) => (
+            format!("{} {}", step_glyph(s.state), s.id.as_str()),
+            keep(t.step(s.state)),
+        ),
+        None if r.terminal => ("✓ done".to_string(), keep(t.text_ok())),
+        None => ("-".to_string(), None),
+    };
+    let phase = if r.phase.is_empty() {
+        "new".to_string()
+    } else {
+        r.phase.clone()
+    };
+    let phase_style = match r.phase.as_str() {
+        "Failed" => keep(t.text_danger()),
+        "Succeeded" => keep(t.text_ok()),
+        _ => None,
+    };
+    let (badge, worst) = badges(frame.report.findings_for(&r.id));
+    let deadline = if r.terminal {
+        "-".to_string()
+    } else {
+        format::time_left(app.now, r.deadline)
+    };
+    Row {
+        cells: vec![
+            Cell::plain(r.id.namespace.clone()),
+            Cell::plain(r.id.name.clone()),
+            Cell::plain(target),
+            Cell::plain(r.driver.as_str()),
+            Cell {
+                text: phase,
+                style: phase_style,
+            },
+            Cell {
+                text: step,
+                style: step_style,
+            },
+            Cell::plain(format::age_since(app.now, r.created)),
+            Cell::plain(deadline),
+            Cell {
+                text: badge,
+                style: worst.and_then(|s| keep(t.severity(s))),
+            },
+            Cell::plain(common::stale_cell(app, stale, select::RESTORE_KINDS)),
+        ],
+        style,
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, body: Rect) {
+    let t = app.theme();
+    let items = select::restores(app);
+    let a = layout::table_areas(app, body);
+    f.render_widget(
+        common::block(t, "restores", Some(items.len()), app.filter(), true),
+        a.block,
+    );
+    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
+        f.render_widget(
+            Paragraph::new(Line::from(Span::styled(text, t.text_warning()))),
+            b,
+        );
+    }
+    if items.is_empty() {
+        common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
+        return;
+    }
+    let rows: Vec<Row> = items.iter().map(|r| row(app, r)).collect();
+    let any_stale = rows
+        .iter()
+        .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
+    let cols = if any_stale {
+        COLS
+    } else {
+        &COLS[..COLS.len() - 1]
+    };
+    common::draw_table(
+        f,
+        t,
+        &a,
+        cols,
+        &rows,
+        app.list_selection(ScreenKind::Restores),
+    );
+}

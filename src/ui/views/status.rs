@@ -1,0 +1,77 @@
+//! The bottom line: the filter or command being typed, else the last message, else hints.
+
+use super::super::app::{App, Mode, StatusKind};
+use super::super::keys::Action;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let t = app.theme();
+    let line = match &app.mode {
+        Mode::Filter => Line::from(vec![
+            Span::styled(format!("/{}▏", app.filter()), t.filter()),
+            Span::styled("  enter keeps  esc clears", t.text_dim()),
+        ]),
+        Mode::Command(cl) => {
+            let mut v = vec![Span::styled(format!(":{}▏", cl.text), t.filter())];
+            if let Some((cands, i)) = &cl.completion
+                && cands.len() > 1
+            {
+                for (n, c) in cands.iter().enumerate() {
+                    let style = if n == *i { t.key() } else { t.text_dim() };
+                    v.push(Span::styled(format!("  {}", c.trim()), style));
+                }
+            } else {
+                v.push(Span::styled(
+                    "  tab completes  enter runs  esc cancels",
+                    t.text_dim(),
+                ));
+            }
+            Line::from(v)
+        }
+        Mode::Normal => match &app.status {
+            Some(s) => Line::styled(
+                s.text.clone(),
+                match s.kind {
+                    StatusKind::Error => t.text_danger(),
+                    StatusKind::Info => t.text_info(),
+                },
+            ),
+            None => hints(app),
+        },
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
+
+fn hints(app: &App) -> Line<'static> {
+    let t = app.theme();
+    let km = app.keymap();
+    let screen = app.screen.kind();
+    let wanted = [
+        (Action::Open, "open"),
+        (Action::Back, "back"),
+        (Action::NextPane, "pane"),
+        (Action::Filter, "filter"),
+        (Action::Yaml, "yaml"),
+        (Action::Command, "cmd"),
+        (
+            Action::Freeze,
+            if app.frozen { "unfreeze" } else { "freeze" },
+        ),
+        (Action::Help, "help"),
+        (Action::Quit, "quit"),
+    ];
+    let mut spans = Vec::new();
+    for (a, label) in wanted {
+        if km.for_screen(screen).any(|b| b.action == a) {
+            spans.push(Span::styled(format!("<{}>", km.key_label(a)), t.key()));
+            spans.push(Span::styled(format!(" {label}  "), t.hint()));
+        }
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,363 @@
+//! Keys in, state out: what an operator relies on when driving the dashboard.
+
+mod common;
+
+use common::ui_data::{self, app};
+use common::{press, press_mod, render, typ};
+use crossterm::event::{KeyCode, KeyModifiers};
+use restorewatch::analysis::RestoreId;
+use restorewatch::cluster::{KindHealth, SyncState};
+use restorewatch::model::Kind;
+use restorewatch::ui::app::{Mode, Pane, Screen};
+use restorewatch::ui::keys::ScreenKind;
+use restorewatch::ui::{Msg, select, update};
+
+fn selected_restore(a: &restorewatch::ui::App) -> String {
+    let i = a.list_selection(ScreenKind::Restores).selected;
+    select::restores(a)[i].id.name.clone()
+}
+
+#[test]
+fn j_k_g_and_big_g_move_the_cursor_within_bounds() {
+    let mut a = app(120, 40);
+    assert_eq!(selected_restore(&a), "restore-test");
+    press(&mut a, KeyCode::Char('j'));
+    assert_eq!(selected_restore(&a), "pg-restore");
+    press(&mut a, KeyCode::Char('G'));
+    assert_eq!(selected_restore(&a), "restore-web");
+    press(&mut a, KeyCode::Down);
+    assert_eq!(
+        selected_restore(&a),
+        "restore-web",
+        "no moving past the end"
+    );
+    press(&mut a, KeyCode::Char('g'));
+    assert_eq!(selected_restore(&a), "restore-test");
+    press(&mut a, KeyCode::Up);
+    assert_eq!(
+        selected_restore(&a),
+        "restore-test",
+        "no moving before the start"
+    );
+    press(&mut a, KeyCode::PageDown);
+    assert_eq!(selected_restore(&a), "restore-web");
+}
+
+#[test]
+fn enter_opens_the_selected_restore_and_esc_goes_back() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Enter);
+    match &a.screen {
+        Screen::Detail(d) => assert_eq!(d.id.name, "pg-restore"),
+        s => panic!("expected the detail, got {s:?}"),
+    }
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(a.screen, Screen::Restores);
+    // The cursor is where it was.
+    assert_eq!(selected_restore(&a), "pg-restore");
+}
+
+#[test]
+fn tab_cycles_the_detail_panes() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Enter);
+    let pane = |a: &restorewatch::ui::App| match &a.screen {
+        Screen::Detail(d) => d.pane,
+        _ => panic!("not in the detail"),
+    };
+    assert_eq!(pane(&a), Pane::Steps);
+    press(&mut a, KeyCode::Tab);
+    assert_eq!(pane(&a), Pane::Disks);
+    press(&mut a, KeyCode::BackTab);
+    press(&mut a, KeyCode::BackTab);
+    assert_eq!(pane(&a), Pane::Findings);
+}
+
+#[test]
+fn filter_narrows_live_ignores_case_and_esc_clears() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('/'));
+    assert_eq!(a.mode, Mode::Filter);
+    typ(&mut a, "PG");
+    assert_eq!(select::restores(&a).len(), 1);
+    assert_eq!(selected_restore(&a), "pg-restore");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.mode, Mode::Normal);
+    assert_eq!(select::restores(&a).len(), 1, "enter keeps the filter");
+    // Keys act again in normal mode, on the filtered rows.
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(&a.screen, Screen::Detail(d) if d.id.name == "pg-restore"));
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(select::restores(&a).len(), 3, "esc clears the filter first");
+    assert_eq!(a.screen, Screen::Restores);
+    press(&mut a, KeyCode::Char('/'));
+    typ(&mut a, "zzz");
+    assert!(render(&a).contains("No restores match /zzz"));
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(select::restores(&a).len(), 3);
+}
+
+#[test]
+fn command_line_completes_and_switches_screens() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "fi");
+    press(&mut a, KeyCode::Tab);
+    assert!(matches!(&a.mode, Mode::Command(cl) if cl.text == "findings"));
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen, Screen::Findings);
+    // Namespaces complete from the data and Tab cycles through them.
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "ns tenant-");
+    press(&mut a, KeyCode::Tab);
+    assert!(matches!(&a.mode, Mode::Command(cl) if cl.text == "ns tenant-a"));
+    press(&mut a, KeyCode::Tab);
+    assert!(matches!(&a.mode, Mode::Command(cl) if cl.text == "ns tenant-b"));
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.namespace.as_deref(), Some("tenant-b"));
+    assert!(
+        select::findings(&a)
+            .iter()
+            .all(|f| f.restore.as_ref().is_none_or(|r| r.namespace == "tenant-b"))
+    );
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "ns all");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.namespace, None);
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "ctx staging");
+    press(&mut a, KeyCode::Enter);
+    let status = a
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert!(
+        status.contains("restorewatch --context staging"),
+        "{status}"
+    );
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "bogus");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.as_ref().is_some_and(|s| s.text.contains(":bogus")));
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "q");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.quit);
+}
+
+#[test]
+fn freezing_counts_the_changes_waiting_and_unfreezing_catches_up() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('f'));
+    assert!(a.frozen);
+    let mut r = ui_data::report();
+    r.restores.remove(0);
+    for seq in 2..=4 {
+        update(
+            &mut a,
+            Msg::Frame(Some(ui_data::frame_with(
+                seq,
+                ui_data::snapshot(),
+                r.clone(),
+            ))),
+        );
+    }
+    assert_eq!(a.changes_waiting(), 3);
+    assert_eq!(select::restores(&a).len(), 3, "the view stays as it was");
+    assert!(render(&a).contains("FROZEN (+3 changes)"));
+    press(&mut a, KeyCode::Char('f'));
+    assert!(!a.frozen);
+    assert_eq!(a.changes_waiting(), 0);
+    assert_eq!(select::restores(&a).len(), 2);
+    assert!(!render(&a).contains("FROZEN"));
+}
+
+#[test]
+fn enter_on_a_finding_jumps_to_its_restore() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "findings");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Enter);
+    match &a.screen {
+        Screen::Detail(d) => assert_eq!(
+            d.id,
+            RestoreId {
+                namespace: "tenant-b".into(),
+                name: "pg-restore".into()
+            }
+        ),
+        s => panic!("expected the restore, got {s:?}"),
+    }
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(a.screen, Screen::Findings);
+    // A finding about no restore says so instead of jumping somewhere.
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen, Screen::Findings);
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("not about one restore"))
+    );
+}
+
+#[test]
+fn a_stale_kind_makes_rows_stale_and_says_how_old() {
+    let mut a = app(120, 40);
+    assert!(!render(&a).contains("stale"));
+    let mut s = ui_data::snapshot();
+    s.health.insert(
+        Kind::RestoreJob,
+        KindHealth {
+            state: SyncState::Failed {
+                since: ui_data::ago(5),
+                error: "connection refused".into(),
+            },
+            last_event: None,
+        },
+    );
+    update(
+        &mut a,
+        Msg::Frame(Some(ui_data::frame_with(2, s, ui_data::report()))),
+    );
+    let frame = a.shown.clone().expect("frame");
+    assert!(
+        select::restores(&a)
+            .iter()
+            .all(|r| select::restore_stale(&frame, r))
+    );
+    let screen = render(&a);
+    assert!(screen.contains("stale 5m"), "{screen}");
+    assert!(
+        screen.contains("RestoreJob watch down since 11:55:00 (data 5m old)"),
+        "{screen}"
+    );
+    assert!(screen.contains("RestoreJob✗5m"), "{screen}");
+}
+
+#[test]
+fn y_shows_the_yaml_of_the_selection() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('y'));
+    match &a.screen {
+        Screen::Yaml(y) => {
+            let text = y.text.as_ref().expect("yaml");
+            assert!(text.contains("kind: RestoreJob"), "{text}");
+            assert!(text.contains("keepOriginalPVC: true"), "{text}");
+        }
+        s => panic!("expected yaml, got {s:?}"),
+    }
+    press(&mut a, KeyCode::Esc);
+    // An object not in the data says so.
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Char('y'));
+    assert!(matches!(&a.screen, Screen::Yaml(y) if y.text.is_err()));
+    assert!(render(&a).contains("not in the current data"));
+}
+
+#[test]
+fn mouse_click_selects_and_the_wheel_scrolls() {
+    let mut a = app(120, 40);
+    // Header 2 lines, border 1, column titles 1: the third row is on screen line 6.
+    update(&mut a, Msg::Click { column: 10, row: 6 });
+    assert_eq!(selected_restore(&a), "restore-web");
+    update(
+        &mut a,
+        Msg::Click {
+            column: 10,
+            row: 30,
+        },
+    );
+    assert_eq!(
+        selected_restore(&a),
+        "restore-web",
+        "a click below the rows changes nothing"
+    );
+    update(&mut a, Msg::Scroll(-3));
+    assert_eq!(selected_restore(&a), "restore-test");
+    // In the detail, a click on a pane title switches to it.
+    press(&mut a, KeyCode::Enter);
+    let tabs_row = 2 + 1 + 3;
+    update(
+        &mut a,
+        Msg::Click {
+            column: 12,
+            row: tabs_row,
+        },
+    );
+    assert!(matches!(&a.screen, Screen::Detail(d) if d.pane == Pane::Disks));
+}
+
+#[test]
+fn actions_are_reserved_and_readonly_says_so() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('a'));
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.text == "actions: coming")
+    );
+    a.opts.readonly = true;
+    press(&mut a, KeyCode::Char('a'));
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("read-only"))
+    );
+}
+
+#[test]
+fn q_and_ctrl_c_quit_but_q_in_the_filter_is_text() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('/'));
+    press(&mut a, KeyCode::Char('q'));
+    assert!(!a.quit);
+    assert_eq!(a.filter(), "q");
+    press_mod(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(a.quit);
+    let mut b = app(120, 40);
+    press(&mut b, KeyCode::Char('q'));
+    assert!(b.quit);
+}
+
+#[test]
+fn the_clock_tick_redraws_only_when_the_clock_changes() {
+    let mut a = app(120, 40);
+    a.dirty = false;
+    update(&mut a, Msg::Tick(ui_data::now()));
+    assert!(!a.dirty, "same second: nothing to draw");
+    update(
+        &mut a,
+        Msg::Tick(ui_data::now() + jiff::SignedDuration::from_secs(1)),
+    );
+    assert!(a.dirty);
+}
+
+#[test]
+fn help_lists_every_binding_from_the_keymap() {
+    let mut a = app(120, 60);
+    press(&mut a, KeyCode::Char('?'));
+    let screen = render(&a);
+    for b in &a.keymap().bindings {
+        assert!(
+            screen.contains(b.description),
+            "help lacks {:?}",
+            b.description
+        );
+    }
+}
+
+#[test]
+fn resize_keeps_the_cursor_visible() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('G'));
+    update(&mut a, Msg::Resize(80, 6));
+    let screen = render(&a);
+    assert!(screen.contains("restore-web"), "{screen}");
+}
