@@ -69,6 +69,9 @@ pub fn suspended_releases(ctx: &Ctx, disk_names: &[String]) -> Vec<String> {
     let Some(app) = ctx.app() else {
         return Vec::new();
     };
+    if !ctx.in_place {
+        return Vec::new();
+    }
     match (ctx.driver, ctx.target_kind()) {
         (Driver::Cnpg, _) => vec![crate::model::names::postgres_release(app)],
         (Driver::Velero, Some("VMDisk")) => vec![crate::model::names::vm_disk_name(app)],
@@ -79,14 +82,15 @@ pub fn suspended_releases(ctx: &Ctx, disk_names: &[String]) -> Vec<String> {
     }
 }
 
-pub struct RestoreFacts<'a> {
+pub struct RestoreFacts {
     pub releases: Vec<String>,
     pub leftovers: Vec<String>,
     /// Newest change in the restore's object tree.
     pub last_change: Option<Timestamp>,
     /// Whether another non-terminal restore targets the same application.
     pub other_active_on_app: bool,
-    pub _p: std::marker::PhantomData<&'a ()>,
+    /// The restore is in a phase its own deadline watches over.
+    pub deadline_governs: bool,
 }
 
 pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
@@ -110,7 +114,10 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
         );
     }
 
-    if (ctx.terminal() || rj.meta.deleted.is_some()) && !facts.other_active_on_app {
+    if (ctx.terminal() || rj.meta.deleted.is_some())
+        && !facts.other_active_on_app
+        && !ctx.superseded
+    {
         for r in &facts.releases {
             if let Some(hr) = snap.helm_releases.get(ctx.ns, r)
                 && hr.is_suspended() == Some(true)
@@ -160,15 +167,19 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
         out.push(snap, Code::MalformedOptions, id, vec![ctx.rj_ref()], format!("{what}; {consequence}"), "Delete this RestoreJob and create it again with well-typed options (booleans unquoted, seconds as integers, times as RFC3339)".into());
     }
 
-    if rj.phase == RjPhase::Running && ctx.older_than(facts.last_change, ctx.settings.stall_after) {
-        let current = "";
+    // A CNPG restore re-bootstrapping runs against its deadline; restore-deadline-near speaks
+    // for it then. Everywhere else (the Velero path has no deadline) silence means stalled.
+    if rj.phase == RjPhase::Running
+        && !facts.deadline_governs
+        && ctx.older_than(facts.last_change, ctx.settings.stall_after)
+    {
         out.push(
             snap,
             Code::RestoreStalled,
             id,
             vec![ctx.rj_ref()],
             format!(
-                "{} is Running but nothing in its objects changed for {}{current}",
+                "{} is Running but nothing in its objects changed for {}",
                 rj.meta.name,
                 facts.last_change.map(|l| human(ctx.now.duration_since(l))).unwrap_or_default()
             ),

@@ -27,6 +27,9 @@ pub struct Ctx<'a> {
     pub hash: String,
     /// Events about the RestoreJob, oldest first.
     pub events: Vec<&'a Obj<crate::model::objects::Event>>,
+    /// A newer RestoreJob targets the same application: facts about the application are
+    /// reported on that one, not repeated on every old restore.
+    pub superseded: bool,
     pub velero: Option<&'a Arc<Obj<VeleroRestore>>>,
 }
 
@@ -46,18 +49,10 @@ impl<'a> Ctx<'a> {
             .target
             .clone()
             .or_else(|| backup.and_then(|b| b.application_ref.clone()));
-        let target = app.map(|a| TargetRef {
+        let mut target = app.map(|a| TargetRef {
             kind: a.kind,
             name: a.name,
         });
-        let driver = driver_of(backup.map(|b| &***b), target.as_ref());
-        let in_place = match driver {
-            Driver::Velero => match &rj.options.target_namespace {
-                Field::Known(t) => t.is_empty() || t == ns,
-                _ => true,
-            },
-            _ => true,
-        };
         let mut events = Vec::new();
         for e in snap.events.in_namespace(ns) {
             let about_us = e.involved.kind == "RestoreJob"
@@ -71,6 +66,19 @@ impl<'a> Ctx<'a> {
             }
         }
         events.sort_by_key(|e| e.last);
+        if target.is_none() {
+            // Backup gone and no targetApplicationRef: the controller's own events still name
+            // the releases and the VM it touched.
+            target = infer_target(&events);
+        }
+        let driver = driver_of(backup.map(|b| &***b), target.as_ref());
+        let in_place = match driver {
+            Driver::Velero => match &rj.options.target_namespace {
+                Field::Known(t) => t.is_empty() || t == ns,
+                _ => true,
+            },
+            _ => true,
+        };
         let velero = find_velero_restore(snap, ns, &rj.meta.name);
         Ctx {
             snap,
@@ -88,6 +96,7 @@ impl<'a> Ctx<'a> {
             in_place,
             hash: short_hash(&rj.meta.name),
             events,
+            superseded: false,
             velero,
         }
     }
@@ -164,6 +173,42 @@ impl<'a> Ctx<'a> {
             })
             .collect()
     }
+}
+
+/// Whether `text` mentions `name` as a whole word (`vm-disk-data` is not in `vm-disk-data2`).
+pub fn mentions(text: &str, name: &str) -> bool {
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        before.is_none_or(|c| !is_name_char(c)) && after.is_none_or(|c| !is_name_char(c))
+    })
+}
+
+fn infer_target(events: &[&Obj<crate::model::objects::Event>]) -> Option<TargetRef> {
+    for e in events {
+        let Some(msg) = e.message.as_deref() else {
+            continue;
+        };
+        for word in msg.split(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == ':') {
+            if let Some(app) = word.strip_prefix("vm-instance-").filter(|a| !a.is_empty()) {
+                return Some(TargetRef {
+                    kind: "VMInstance".into(),
+                    name: app.to_string(),
+                });
+            }
+            if let Some(app) = word
+                .strip_prefix("postgres-")
+                .filter(|a| !a.is_empty() && msg.contains("HelmRelease"))
+            {
+                return Some(TargetRef {
+                    kind: "Postgres".into(),
+                    name: app.to_string(),
+                });
+            }
+        }
+    }
+    None
 }
 
 pub fn driver_of(backup: Option<&Backup>, target: Option<&TargetRef>) -> Driver {

@@ -13,7 +13,8 @@ use crate::model::{Field, Kind, Obj};
 use std::sync::Arc;
 
 /// Whether the snapshot can tell that an object of this kind is absent: a live kind that
-/// synced, or a dump that holds at least one object of the kind.
+/// synced, or a dump that holds objects of the kind's API group (a dump without any
+/// `cdi.kubevirt.io` object says nothing about DataVolumes).
 pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
     match snap.health.get(&kind).map(|h| &h.state) {
         Some(
@@ -24,6 +25,20 @@ pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
         ) => true,
         Some(SyncState::NotInstalled) => true,
         Some(SyncState::Syncing | SyncState::Forbidden { .. }) => false,
+        None => {
+            let group = kind.info().group;
+            crate::model::KINDS
+                .iter()
+                .filter(|k| k.group == group)
+                .any(|k| snap.objects.len(k.kind) > 0)
+        }
+    }
+}
+
+/// Like `kind_observed`, but a dump must hold an object of this very kind.
+pub fn kind_present(snap: &Snapshot, kind: Kind) -> bool {
+    match snap.health.get(&kind) {
+        Some(_) => kind_observed(snap, kind),
         None => snap.objects.len(kind) > 0,
     }
 }

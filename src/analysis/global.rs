@@ -204,3 +204,61 @@ pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &m
         .stale = true;
     }
 }
+
+/// HelmReleases still suspended by a RestoreJob that no longer exists: only its Events tell.
+pub fn orphaned_suspensions(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
+    if !super::disks::kind_observed(snap, Kind::RestoreJob)
+        && snap.restore_jobs.is_empty()
+        && !snap.events.is_empty()
+    {
+        // A dump of events alone cannot say a RestoreJob is gone.
+        return;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for e in snap.events.iter() {
+        if e.involved.kind != "RestoreJob"
+            || snap
+                .restore_jobs
+                .get(&e.meta.namespace, &e.involved.name)
+                .is_some()
+        {
+            continue;
+        }
+        let Some(hr_name) = e
+            .message
+            .as_deref()
+            .and_then(|m| m.strip_prefix("Suspended HelmRelease "))
+            .map(str::trim)
+        else {
+            continue;
+        };
+        let ns = e.meta.namespace.as_str();
+        if !seen.insert((ns.to_string(), hr_name.to_string())) {
+            continue;
+        }
+        let Some(hr) = snap.helm_releases.get(ns, hr_name) else {
+            continue;
+        };
+        if hr.is_suspended() != Some(true) {
+            continue;
+        }
+        // A restore running now may hold it suspended on purpose.
+        if restores
+            .iter()
+            .any(|r| !r.terminal && r.id.namespace == ns && r.releases.iter().any(|x| x == hr_name))
+        {
+            continue;
+        }
+        out.push(
+            snap,
+            Code::HelmreleaseLeftSuspended,
+            None,
+            vec![ObjRef::new(Kind::HelmRelease, ns, hr_name)],
+            format!(
+                "HelmRelease {hr_name} is still suspended; RestoreJob {} that suspended it is gone (its events remain): Flux no longer reconciles the application",
+                e.involved.name
+            ),
+            format!("Resume it: flux resume helmrelease {hr_name} -n {ns} (or kubectl patch hr {hr_name} -n {ns} --type merge -p '{{\"spec\":{{\"suspend\":false}}}}')"),
+        );
+    }
+}

@@ -36,7 +36,9 @@ impl Default for Settings {
         Settings {
             stall_after: SignedDuration::from_mins(10),
             watch_stale_after: SignedDuration::from_secs(30),
-            rename_grace: SignedDuration::from_secs(60),
+            // A still picture (a dump, `check`) shows what is; the live dashboard sets a few seconds
+            // so a rename in flight does not flash as half done.
+            rename_grace: SignedDuration::ZERO,
         }
     }
 }
@@ -50,11 +52,35 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     // newer restore made on purpose.
     let mut active_apps: std::collections::BTreeMap<(String, String, String), usize> =
         Default::default();
-    let ctxs: Vec<ctx::Ctx> = snap
+    let mut ctxs: Vec<ctx::Ctx> = snap
         .restore_jobs
         .iter()
         .map(|rj| ctx::Ctx::new(snap, settings, now, rj))
         .collect();
+    let newest: std::collections::BTreeMap<(String, String, String), (Option<Timestamp>, String)> =
+        ctxs.iter()
+            .filter_map(|c| {
+                c.target.as_ref().map(|t| {
+                    (
+                        (c.ns.to_string(), t.kind.clone(), t.name.clone()),
+                        (c.rj.meta.created, c.rj.meta.name.clone()),
+                    )
+                })
+            })
+            .fold(Default::default(), |mut m, (k, v)| {
+                let e = m.entry(k).or_insert(v.clone());
+                if v > *e {
+                    *e = v;
+                }
+                m
+            });
+    for c in &mut ctxs {
+        if let Some(t) = &c.target {
+            c.superseded = newest
+                .get(&(c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .is_some_and(|(_, n)| n != &c.rj.meta.name);
+        }
+    }
     for c in ctxs.iter().filter(|c| !c.terminal()) {
         if let Some(t) = &c.target {
             *active_apps
@@ -64,26 +90,21 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     }
 
     for c in &ctxs {
-        let (steps, disk_chains, disk_names, pg, deadline, leftovers, mut tree) = match c.driver {
+        let d = match c.driver {
             report::Driver::Velero => {
                 let o = vm::analyze_vm(c, &mut out);
-                let names: Vec<String> = o.disks.iter().map(|d| d.name.clone()).collect();
-                let left = vm::leftovers(c, &o.disks);
-                let tree = vm_tree(c, &o.disks);
-                (
-                    o.steps,
-                    o.disks.iter().map(|d| d.chain()).collect(),
-                    names,
-                    None,
-                    None,
-                    left,
-                    tree,
-                )
+                DriverOutcome {
+                    disk_names: o.disks.iter().map(|d| d.name.clone()).collect(),
+                    leftovers: vm::leftovers(c, &o.disks),
+                    tree: vm_tree(c, &o.disks),
+                    disk_chains: o.disks.iter().map(|d| d.chain()).collect(),
+                    steps: o.steps,
+                    ..DriverOutcome::default()
+                }
             }
             report::Driver::Cnpg => {
                 let o = postgres::analyze_pg(c, &mut out);
-                let tree = pg_tree(c);
-                let mut left = Vec::new();
+                let mut leftovers = Vec::new();
                 if let Some(app) = c.app() {
                     let hr = crate::model::names::postgres_release(app);
                     if snap
@@ -91,32 +112,34 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
                         .get(c.ns, &hr)
                         .is_some_and(|h| h.is_suspended() == Some(true))
                     {
-                        left.push(format!("suspended HelmRelease {hr}"));
+                        leftovers.push(format!("suspended HelmRelease {hr}"));
                     }
                 }
-                (
-                    o.steps,
-                    Vec::new(),
-                    Vec::new(),
-                    o.view,
-                    o.deadline,
-                    left,
-                    tree,
-                )
+                DriverOutcome {
+                    steps: o.steps,
+                    pg: o.view,
+                    deadline: o.deadline,
+                    deadline_governs: o.deadline_governs,
+                    leftovers,
+                    tree: pg_tree(c),
+                    ..DriverOutcome::default()
+                }
             }
-            report::Driver::Other => {
-                let (v, _) = common::validate_step(c);
-                (
-                    vec![v],
-                    Vec::new(),
-                    Vec::new(),
-                    None,
-                    None,
-                    Vec::new(),
-                    Vec::new(),
-                )
-            }
+            report::Driver::Other => DriverOutcome {
+                steps: vec![common::validate_step(c).0],
+                ..DriverOutcome::default()
+            },
         };
+        let DriverOutcome {
+            steps,
+            disk_chains,
+            disk_names,
+            pg,
+            deadline,
+            deadline_governs,
+            leftovers,
+            mut tree,
+        } = d;
         tree.push(c.rj.meta.last_change);
         tree.extend(c.events.iter().map(|e| e.last));
         let last_change = tree.into_iter().flatten().max();
@@ -127,12 +150,13 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
                 .unwrap_or(0);
             n > usize::from(!c.terminal())
         });
+        let releases = common::suspended_releases(c, &disk_names);
         let facts = common::RestoreFacts {
-            releases: common::suspended_releases(c, &disk_names),
+            releases: releases.clone(),
             leftovers,
             last_change,
             other_active_on_app: other_active,
-            _p: std::marker::PhantomData,
+            deadline_governs,
         };
         common::restore_findings(c, &facts, &mut out);
         if c.driver == report::Driver::Velero
@@ -171,6 +195,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
             disks: disk_chains,
             postgres: pg,
             events: c.event_lines(),
+            releases,
             last_change,
             stale,
         });
@@ -181,9 +206,19 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
+    global::orphaned_suspensions(snap, &restores, &mut out);
     let orig_pvcs = orig::inventory(snap, &mut out);
 
     let mut findings = out.0;
+    for f in &mut findings {
+        if let Some(r) = f
+            .restore
+            .as_ref()
+            .and_then(|id| restores.iter().find(|r| &r.id == id))
+        {
+            f.stale |= r.stale;
+        }
+    }
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -199,6 +234,19 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
         findings,
         orig_pvcs,
     }
+}
+
+/// What one driver's rules produce for a restore.
+#[derive(Default)]
+struct DriverOutcome {
+    steps: Vec<Step>,
+    disk_chains: Vec<DiskChain>,
+    disk_names: Vec<String>,
+    pg: Option<PgView>,
+    deadline: Option<Timestamp>,
+    deadline_governs: bool,
+    leftovers: Vec<String>,
+    tree: Vec<Option<Timestamp>>,
 }
 
 fn stale_kinds(driver: report::Driver) -> &'static [Kind] {

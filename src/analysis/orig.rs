@@ -182,6 +182,9 @@ fn leak_findings(
 fn released_leaks(snap: &Snapshot, out: &mut Findings) {
     for pv in snap.pvs.iter() {
         let Some(c) = &pv.claim_ref else { continue };
+        if snap.scope.as_deref().is_some_and(|s| s != c.namespace) {
+            continue;
+        }
         if parse_orig_name(&c.name).is_none()
             || pv.reclaim_policy.as_deref() != Some("Retain")
             || snap
@@ -205,7 +208,8 @@ fn released_leaks(snap: &Snapshot, out: &mut Findings) {
             code,
             Severity::Warning,
             None,
-            vec![ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name)],
+            // The gone PVC first: it is what reclaim-orig takes as its target.
+            vec![ObjRef::new(Kind::PersistentVolumeClaim, &c.namespace, &c.name), ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name)],
             format!(
                 "PV {} ({}) still exists with policy Retain although its -orig PVC {}/{} is gone: the volume leaked{}",
                 pv.meta.name,

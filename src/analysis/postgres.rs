@@ -29,6 +29,8 @@ pub struct PgOutcome {
     pub steps: Vec<Step>,
     pub view: Option<PgView>,
     pub deadline: Option<Timestamp>,
+    /// Past the purge and before the deadline: the controller's clock is running.
+    pub deadline_governs: bool,
 }
 
 /// The restore deadline: `restoreTimeoutSeconds` when it parses and is positive, else 30m.
@@ -68,6 +70,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
             steps: vec![step(StepId::Validate, Active, "no target application")],
             view: None,
             deadline: None,
+            deadline_governs: false,
         };
     };
     let snap = ctx.snap;
@@ -85,11 +88,16 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         .and_then(|e| e.object_store.clone())
         .unwrap_or_else(|| format!("{cluster_name}-recovery"));
     let recovery_store = snap.object_stores.get(ctx.ns, &recovery_store_name);
-    let cnpg_pvcs = snap
+    let purge_pvcs: Vec<_> = snap
         .pvcs
         .in_namespace(ctx.ns)
         .filter(|p| p.meta.label(LABEL_CNPG_CLUSTER) == Some(cluster_name.as_str()))
-        .count();
+        .filter(|p| {
+            new_cluster_uid(snap, ctx.ns, &cluster_name)
+                .is_none_or(|_| p.meta.deleted.is_some() || p.meta.created < ctx.began())
+        })
+        .collect();
+    let cnpg_pvcs = purge_pvcs.len();
     let purged = find_condition(&rj.conditions, "TargetPurged").filter(|c| c.is_true());
     let wal = find_condition(&rj.conditions, "WALArchiveReady");
     let new_cluster = cluster.filter(|c| is_new_cluster(ctx, c));
@@ -266,10 +274,11 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     } else if succeeded {
         step(StepId::Healthy, Done, "")
     } else if new_cluster.is_some() {
+        // Not reached yet while the Cluster re-bootstraps: pending, with the clock it races.
         let left = dl
             .map(|(d, _)| format!("deadline in {}", human(d.duration_since(ctx.now))))
             .unwrap_or_default();
-        step(StepId::Healthy, if failed { Failed } else { Active }, left)
+        step(StepId::Healthy, if failed { Failed } else { Pending }, left)
     } else {
         step(StepId::Healthy, Pending, "")
     });
@@ -280,6 +289,11 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
             StepId::Complete,
             Failed,
             rj.message.clone().unwrap_or_else(|| "Failed".into()),
+        ),
+        _ if healthy && new_cluster.is_some() => step(
+            StepId::Complete,
+            Active,
+            "waiting for the controller to mark it Succeeded",
         ),
         _ => step(StepId::Complete, Pending, ""),
     });
@@ -314,6 +328,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     }
 
     if let Some(c) = cluster
+        && !ctx.superseded
         && c.has_recovery
         && !c.is_healthy()
         && let (Field::Known(archive), Some(recovery)) = (
@@ -334,8 +349,10 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         );
     }
 
+    // The controller applies no deadline while it waits for the purge.
     if rj.phase == RjPhase::Running
         && !healthy
+        && purge_done
         && let Some((at, timeout)) = dl
     {
         let left = at.duration_since(ctx.now);
@@ -370,28 +387,52 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         && (cluster.is_some_and(|c| new_cluster.is_none_or(|n| n.meta.uid != c.meta.uid))
             || cnpg_pvcs > 0)
     {
-        let since = cluster
+        // The purge began when something got a deletionTimestamp; failing that, no earlier than
+        // the restore's start or its WAL gate (a HelmRelease's age says nothing).
+        let deletions = cluster
             .and_then(|c| c.meta.deleted)
-            .or(hr.and_then(|h| h.meta.last_change))
-            .or(wal.filter(|w| w.is_true()).and_then(|w| w.last_transition))
-            .or(ctx.began());
+            .into_iter()
+            .chain(purge_pvcs.iter().filter_map(|p| p.meta.deleted));
+        let since = deletions.min().or_else(|| {
+            [
+                hr.and_then(|h| h.meta.last_change),
+                wal.filter(|w| w.is_true()).and_then(|w| w.last_transition),
+                ctx.began(),
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+        });
         if ctx.older_than(since, ctx.settings.stall_after) {
             let mut objects = Vec::new();
             if let Some(c) = cluster {
                 objects.push(cref(c));
             }
+            objects.extend(
+                purge_pvcs
+                    .iter()
+                    .map(|p| ObjRef::new(Kind::PersistentVolumeClaim, ctx.ns, &p.meta.name)),
+            );
             objects.push(ObjRef::new(Kind::HelmRelease, ctx.ns, &cluster_name));
             out.push(
                 snap,
                 Code::PurgeStuck,
                 id,
                 objects,
-                format!(
-                    "the purge has not finished after {}: {}{} still there",
-                    since.map(|s| human(ctx.now.duration_since(s))).unwrap_or_default(),
-                    cluster.map(|c| format!("Cluster {}{} ", c.meta.name, if c.meta.deleted.is_some() { " (deleting)" } else { "" })).unwrap_or_default(),
-                    if cnpg_pvcs > 0 { format!("and {cnpg_pvcs} PVCs labelled cnpg.io/cluster={cluster_name}") } else { String::new() }
-                ),
+                {
+                    let mut left = Vec::new();
+                    if let Some(c) = cluster {
+                        left.push(format!("Cluster {}{}", c.meta.name, if c.meta.deleted.is_some() { " (deleting)" } else { "" }));
+                    }
+                    if cnpg_pvcs > 0 {
+                        left.push(format!("{cnpg_pvcs} PVCs labelled cnpg.io/cluster={cluster_name}"));
+                    }
+                    format!(
+                        "the purge has not finished after {}: {} still there",
+                        since.map(|s| human(ctx.now.duration_since(s))).unwrap_or_default(),
+                        left.join(" and ")
+                    )
+                },
                 "Check the finalizers on the Cluster and its PVCs (kubectl get ... -o jsonpath='{.metadata.finalizers}') and what holds them".into(),
             );
         }
@@ -401,5 +442,19 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         steps,
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
+        deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now < d),
     }
+}
+
+/// The UID of a Cluster that exists and is not being deleted: PVCs created for it are the new
+/// Cluster's, not leftovers of the purge.
+fn new_cluster_uid<'a>(
+    snap: &'a crate::cluster::Snapshot,
+    ns: &str,
+    name: &str,
+) -> Option<&'a str> {
+    snap.clusters
+        .get(ns, name)
+        .filter(|c| c.meta.deleted.is_none())
+        .map(|c| c.meta.uid.as_str())
 }

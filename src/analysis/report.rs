@@ -322,6 +322,8 @@ pub struct RestoreView {
     pub disks: Vec<DiskChain>,
     pub postgres: Option<PgView>,
     pub events: Vec<EventLine>,
+    /// The HelmReleases this restore suspends (and must see resumed).
+    pub releases: Vec<String>,
     /// Newest change seen anywhere in the restore's object tree.
     pub last_change: Option<Timestamp>,
     pub stale: bool,

@@ -2,7 +2,9 @@
 
 use super::codes::Code;
 use super::ctx::{Ctx, fmt_bytes, human};
-use super::disks::{Disk, Rename, build_disks, downloads, kind_observed, progress_of};
+use super::disks::{
+    Disk, Rename, build_disks, downloads, kind_observed, kind_present, progress_of,
+};
 use super::emit::Findings;
 use super::report::{ObjRef, Progress, Step, StepId, StepState};
 use crate::model::Kind;
@@ -62,8 +64,10 @@ impl Past {
 fn past(ctx: &Ctx, disks: &[Disk]) -> Past {
     Past {
         renamed: disks.iter().any(|d| d.ours()),
+        // All of them: one DataVolume missing before the restore is no evidence it went on.
         dv_deleted: kind_observed(ctx.snap, Kind::DataVolume)
-            && disks.iter().any(|d| d.dv.is_none()),
+            && !disks.is_empty()
+            && disks.iter().all(|d| d.dv.is_none()),
         velero: ctx.velero.is_some(),
     }
 }
@@ -137,7 +141,14 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
         .iter()
         .filter(|h| h.is_suspended() == Some(true))
         .count();
-    let st = if !validated {
+    let copy = !ctx.in_place;
+    let st = if copy {
+        step(
+            StepId::SuspendReleases,
+            Skipped,
+            "copy restore: the source application keeps running",
+        )
+    } else if !validated {
         step(StepId::SuspendReleases, Pending, "")
     } else if succeeded || past.any() {
         step(
@@ -168,7 +179,13 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
         .as_deref()
         .and_then(|n| ctx.snap.vmis.get(ctx.ns, n));
     let halted = vm.is_some_and(|v| v.run_strategy.as_deref() == Some("Halted"));
-    let st = if ctx.target_kind() == Some("VMDisk") {
+    let st = if copy {
+        step(
+            StepId::HaltVm,
+            Skipped,
+            "copy restore: the VM is not touched",
+        )
+    } else if ctx.target_kind() == Some("VMDisk") {
         step(StepId::HaltVm, Skipped, "VMDisk restore: no VM to halt")
     } else if !suspend_done {
         step(StepId::HaltVm, Pending, "")
@@ -237,7 +254,13 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
     // delete-datavolumes
     let deleted = disks.iter().filter(|d| d.dv.is_none()).count();
     let dv_visible = kind_observed(ctx.snap, Kind::DataVolume);
-    let st = if past.velero || succeeded {
+    let st = if copy {
+        step(
+            StepId::DeleteDatavolumes,
+            Skipped,
+            "copy restore: the DataVolumes stay",
+        )
+    } else if past.velero || succeeded {
         step(
             StepId::DeleteDatavolumes,
             Done,
@@ -312,6 +335,12 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
     steps.push(download_step(ctx, disks, succeeded));
 
     // complete
+    let restored = steps
+        .iter()
+        .any(|s| s.id == StepId::DataDownload && s.state == Done)
+        && steps
+            .iter()
+            .any(|s| s.id == StepId::VeleroRestore && s.state == Done);
     steps.push(match &rj.phase {
         RjPhase::Succeeded => step(
             StepId::Complete,
@@ -325,6 +354,11 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
             StepId::Complete,
             Failed,
             rj.message.clone().unwrap_or_else(|| "Failed".into()),
+        ),
+        _ if restored => step(
+            StepId::Complete,
+            Active,
+            "waiting for the controller to mark it Succeeded",
         ),
         _ => step(StepId::Complete, Pending, ""),
     });
@@ -368,9 +402,7 @@ fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> S
                 });
                 if (past.dv_deleted || past.velero || ctx.terminal()) && !nothing_to_keep {
                     problems.push(format!("{}: not kept", d.name));
-                } else if past.velero || ctx.terminal() {
-                    kept += 0;
-                } else {
+                } else if !(past.velero || ctx.terminal()) {
                     waiting += 1;
                 }
             }
@@ -394,7 +426,7 @@ fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> S
                 detail
             },
         )
-    } else if halt_done {
+    } else if halt_done && (kept > 0 || disks.iter().any(|d| d.orig.is_some())) {
         step(
             StepId::KeepDisks,
             Active,
@@ -532,12 +564,29 @@ fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
             None => open.push("VM not running".into()),
         }
     }
+    // What can no longer fix itself: a kept disk that is not Bound, a disk never refilled.
+    let mut broken = Vec::new();
     for d in disks.iter().filter(|d| d.ours()) {
         if let Some(o) = d.orig
             && o.phase.as_deref() != Some("Bound")
         {
-            open.push(format!("{} {}", o.meta.name, o.phase.display()));
+            broken.push(format!("{} {}", o.meta.name, o.phase.display()));
         }
+    }
+    if ctx.in_place && ctx.velero.is_some() && kind_present(ctx.snap, Kind::DataDownload) {
+        for d in disks {
+            match d.download {
+                None => broken.push(format!("{} not restored (no DataDownload)", d.name)),
+                Some(dd) if dd.is_failed() => {
+                    broken.push(format!("{} DataDownload {}", d.name, dd.phase.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    if !broken.is_empty() {
+        broken.extend(open);
+        return step(StepId::Verify, Failed, broken.join("; "));
     }
     if open.is_empty() {
         step(
@@ -590,7 +639,7 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 id,
                 vec![ctx.rj_ref(), pvc_ref(ctx.ns, &d.name)],
                 format!("the -orig name of {} is {} characters long (limit 253): the controller cannot create it and the disk will not be kept", d.name, d.orig_name.len()),
-                "Use a shorter RestoreJob name does not help (the hash is fixed length): keep the disk by hand (restorewatch action resume-rename is refused too) or restore with keepOriginalPVC: false after copying the data".into(),
+                "A shorter RestoreJob name does not help (the suffix has a fixed length): the disk name itself is too long. Copy the data elsewhere first, then restore with keepOriginalPVC: false".into(),
             );
         }
         if !(vm_instance_in_place && keep == Some(true)) {
@@ -654,13 +703,15 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
     {
         for d in disks.iter().filter(|d| !d.ours()) {
             let failed_event = ctx.events.iter().find(|e| {
-                e.message
-                    .as_deref()
-                    .is_some_and(|m| m.contains("Failed to keep old PVC") && m.contains(&d.name))
+                e.message.as_deref().is_some_and(|m| {
+                    m.contains("Failed to keep old PVC") && super::ctx::mentions(m, &d.name)
+                })
             });
             let kept_event = ctx.events.iter().any(|e| {
                 e.message.as_deref().is_some_and(|m| {
-                    m.contains("Keep old PVC") && m.contains(&d.name) && !m.contains("Failed")
+                    m.contains("Keep old PVC")
+                        && super::ctx::mentions(m, &d.name)
+                        && !m.contains("Failed")
                 })
             });
             let original_bound_before = d.pvc.is_some_and(|p| {
@@ -699,7 +750,11 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
     let velero_completed = ctx
         .velero
         .is_some_and(|v| v.phase.as_deref() == Some("Completed"));
-    if ctx.velero.is_some() && (velero_completed || rj.phase == RjPhase::Succeeded) {
+    if ctx.in_place
+        && ctx.velero.is_some()
+        && kind_present(snap, Kind::DataDownload)
+        && (velero_completed || rj.phase == RjPhase::Succeeded)
+    {
         for d in disks {
             let problem = match d.download {
                 None => Some(format!(
@@ -764,8 +819,14 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 let since = ctx
                     .event_with("Waiting for VM")
                     .and_then(|e| e.first.or(e.last))
-                    .or(vm.and_then(|v| v.meta.last_change))
-                    .or(ctx.began());
+                    .or_else(|| {
+                        // Without the event, the later of the VM's last change and the restore's
+                        // start: a VM created months ago has not been halting for months.
+                        [vm.and_then(|v| v.meta.last_change), ctx.began()]
+                            .into_iter()
+                            .flatten()
+                            .max()
+                    });
                 if ctx.older_than(since, ctx.settings.stall_after) {
                     out.push(
                         snap,
@@ -777,7 +838,7 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                             vmi.phase.display(),
                             since.map(|s| human(ctx.now.duration_since(s))).unwrap_or_default()
                         ),
-                        format!("Look at the VMI's virt-launcher pod and events; force it off with virtctl stop --force {vm_name} -n {} if the guest hangs", ctx.ns),
+                        format!("Look at the VMI's virt-launcher pod and events; force it off with virtctl stop --force --grace-period=0 {vm_name} -n {} if the guest hangs", ctx.ns),
                     );
                 }
             }
@@ -797,11 +858,18 @@ fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 })
                 .collect();
             let left = leftovers(ctx, disks);
+            let mut objects = vec![vref, ctx.rj_ref()];
+            objects.extend(
+                downloads(ctx)
+                    .into_iter()
+                    .filter(|dd| dd.is_failed())
+                    .map(|dd| ObjRef::new(Kind::DataDownload, &dd.meta.namespace, &dd.meta.name)),
+            );
             out.push(
                 snap,
                 Code::VeleroRestoreFailed,
                 id,
-                vec![vref, ctx.rj_ref()],
+                objects,
                 format!(
                     "Velero Restore {} is {}{}{}{}",
                     v.meta.name,

@@ -12,11 +12,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-// The snapshot-file source lives with the other sources; it is compiled from here until
-// `src/cluster/mod.rs` declares it (`pub mod static_source;`).
-#[path = "../cluster/static_source.rs"]
-pub mod static_source;
-
 #[derive(Debug, Clone, Args, Default)]
 pub struct TuiArgs {
     #[command(flatten)]
@@ -68,7 +63,7 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     if args.snapshots.is_empty() {
         return run_live(&args, opts, settings).await;
     }
-    let (snapshot, problems) = static_source::load_files(&args.snapshots)?;
+    let (snapshot, problems) = crate::cluster::static_source::load_files(&args.snapshots)?;
     for p in &problems {
         tracing::warn!("{p}");
     }
@@ -81,7 +76,7 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     tracing::info!(files = ?args.snapshots, objects = snapshot.objects.total(), "snapshot loaded");
     // Dumps are not a cluster: nothing to act on.
     opts.readonly = true;
-    let frames = static_source::spawn(snapshot, settings, Duration::from_secs(1));
+    let frames = crate::cluster::static_source::spawn(snapshot, settings, Duration::from_secs(1));
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
         eprintln!(

@@ -151,6 +151,13 @@ fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mu
         .is_some_and(|k| k.ends_with("List"))
         && v.get("items").is_some_and(Value::is_array);
     if is_list || v.is_array() {
+        let list_api = match (
+            v.get("apiVersion").and_then(Value::as_str),
+            v.get("kind").and_then(Value::as_str),
+        ) {
+            (Some(a), Some(k)) if k != "List" => Some((a.to_string(), k.to_string())),
+            _ => None,
+        };
         let items = match v {
             Value::Array(items) => items,
             Value::Object(mut m) => match m.remove("items") {
@@ -159,7 +166,21 @@ fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mu
             },
             _ => Vec::new(),
         };
-        for (n, item) in items.into_iter().enumerate() {
+        // A typed list (`RestoreJobList` straight from the API) leaves apiVersion/kind off its
+        // items: they are the list's, minus `List`.
+        let list_kind = list_api
+            .as_ref()
+            .and_then(|(_, k)| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty());
+        for (n, mut item) in items.into_iter().enumerate() {
+            if let (Some(obj), Some((api, _)), Some(kind)) =
+                (item.as_object_mut(), list_api.as_ref(), list_kind)
+            {
+                obj.entry("apiVersion")
+                    .or_insert_with(|| Value::String(api.clone()));
+                obj.entry("kind")
+                    .or_insert_with(|| Value::String(kind.to_string()));
+            }
             match parse_object(item) {
                 Ok(o) => out.objects.push(o),
                 Err(ParseError::UnknownKind { .. }) => out.ignored += 1,

@@ -13,6 +13,7 @@ pub async fn snapshot(args: &ClusterArgs) -> anyhow::Result<Snapshot> {
             context: conn.context.clone(),
             cluster: conn.cluster_url.clone(),
         },
+        scope: args.namespace.clone(),
         ..Snapshot::default()
     };
     let lists = KINDS.iter().map(|info| {

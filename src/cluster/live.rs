@@ -74,11 +74,18 @@ pub fn start(client: kube::Client, opts: LiveOptions) -> LiveSource {
         context: opts.context.clone(),
         cluster: opts.cluster.clone(),
     };
+    let mut settings = opts.settings;
+    // Live frames arrive mid-rename: give a rename in flight a few seconds before calling it
+    // half done.
+    if settings.rename_grace.is_zero() {
+        settings.rename_grace = jiff::SignedDuration::from_secs(5);
+    }
     tasks.push(tokio::spawn(store_task(
         rx,
         frame_tx,
         source,
-        opts.settings,
+        settings,
+        opts.namespace.clone(),
     )));
     LiveSource {
         frames: frame_rx,
@@ -169,9 +176,11 @@ async fn store_task(
     frames: watch::Sender<Option<Arc<Frame>>>,
     source: SourceInfo,
     settings: Settings,
+    scope: Option<String>,
 ) {
     let mut snap = Snapshot {
         source,
+        scope,
         ..Snapshot::default()
     };
     for k in Kind::all() {

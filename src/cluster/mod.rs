@@ -5,6 +5,7 @@ pub mod files;
 pub mod list_once;
 pub mod live;
 pub mod snapshot;
+pub mod static_source;
 
 pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};
 pub mod feed;

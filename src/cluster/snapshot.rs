@@ -209,6 +209,9 @@ pub struct Snapshot {
     /// Per-kind freshness. A kind absent here is treated as synced (files, tests).
     pub health: BTreeMap<Kind, KindHealth>,
     pub source: SourceInfo,
+    /// The one namespace watched (`-n`), when not all: cluster-scoped objects (PVs) still come
+    /// from everywhere, so rules must not read "absent" for other namespaces.
+    pub scope: Option<String>,
 }
 
 impl Default for Snapshot {
@@ -220,6 +223,7 @@ impl Default for Snapshot {
                 files: Vec::new(),
                 newest_object: None,
             },
+            scope: None,
         }
     }
 }

@@ -183,6 +183,7 @@ pub fn restore_test() -> RestoreView {
             },
         ],
         postgres: None,
+        releases: vec![],
         events: vec![
             EventLine {
                 time: Some(ago(12)),
@@ -263,6 +264,7 @@ pub fn pg_restore() -> RestoreView {
             archive_destination: Some("s3://backups/tenant-b".into()),
             recovery_destination: Some("s3://backups/tenant-b".into()),
         }),
+        releases: vec![],
         events: vec![],
         last_change: Some(ago(3)),
         stale: false,
@@ -352,6 +354,7 @@ pub fn healthy_restore() -> RestoreView {
             }),
         }],
         postgres: None,
+        releases: vec![],
         events: vec![EventLine {
             time: Some(ago(4)),
             type_: "Normal".into(),
