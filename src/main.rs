@@ -7,6 +7,7 @@ async fn main() {
     let result = match cli.command {
         Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
         Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
+        Some(Command::Demo(args)) => restorewatch::cli::demo::run(args).await,
         Some(Command::Sim(cmd)) => restorewatch::sim::cli::run(cmd).await,
         None => restorewatch::cli::tui::run(cli.tui).await,
     };

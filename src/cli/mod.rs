@@ -4,6 +4,7 @@
 pub mod action;
 pub mod check;
 pub mod common;
+pub mod demo;
 pub mod output;
 pub mod tui;
 
@@ -31,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Analyse once (a live cluster or kubectl dumps), print findings, exit 0/1/2
     Check(check::CheckArgs),
+    /// The dashboard on a simulated Cozystack cluster playing restores (no cluster needed)
+    Demo(demo::DemoArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
     /// The built-in Kubernetes API emulator: serve scenarios or a kubectl dump
