@@ -244,7 +244,8 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 .map(|_| ())
                 .map_err(classify)
         }
-        Op::DeletePvc { uid, .. } => {
+        Op::DeletePvc { uid, reason, .. } => {
+            delete_guard(client, &target, uid, *reason).await?;
             let dp = DeleteParams {
                 preconditions: Some(Preconditions {
                     uid: Some(uid.clone()),
@@ -323,9 +324,7 @@ impl Executor {
                 break Outcome::Stopped { writes, reason: "the writes do not take effect on the server (the same step keeps coming back)".into() };
             }
             budget -= 1;
-            if self.max_writes.is_some_and(|m| writes >= m) {
-                break Outcome::Interrupted { writes };
-            }
+
             let fresh = match fresh_snapshot(&self.client, &reads, &namespaces).await {
                 Ok(s) => s,
                 Err(e) => {
@@ -337,6 +336,12 @@ impl Executor {
             };
             let now = match plan(&fresh, &confirmed.request) {
                 Ok(p) => p,
+                Err(r) if r.reads.iter().any(|x| !reads.contains(x)) => {
+                    reads.extend(r.reads);
+                    reads.sort();
+                    reads.dedup();
+                    continue;
+                }
                 Err(r) => {
                     break Outcome::Stopped {
                         writes,
@@ -362,6 +367,10 @@ impl Executor {
                         next.describe()
                     ),
                 };
+            }
+            // The crash a test simulates happens before a write, never in place of finding the job done.
+            if self.max_writes.is_some_and(|m| writes >= m) {
+                break Outcome::Interrupted { writes };
             }
             on_step(StepEvent::Start(next.clone()));
             match apply(&self.client, &fresh, next).await {
@@ -424,5 +433,180 @@ impl Executor {
             }
         }
         outcome
+    }
+}
+
+/// Plans from fresh reads only (no watch cache): reads what the plan asks for until the set of
+/// reads is stable. `Ok(Err(refusal))` when the action is refused.
+pub async fn plan_fresh(
+    client: &kube::Client,
+    req: &super::ActionRequest,
+) -> anyhow::Result<Result<Plan, super::Refusal>> {
+    let namespaces = vec![req.target.namespace().to_string()];
+    let mut reads: Vec<ObjRef> = Vec::new();
+    // Each round can only add objects; a handful of rounds covers restore -> disks -> PVs.
+    for _ in 0..8 {
+        let snap = fresh_snapshot(client, &reads, &namespaces).await?;
+        match plan(&snap, req) {
+            Ok(p) if p.reads.iter().all(|r| reads.contains(r)) => return Ok(Ok(p)),
+            Ok(p) => {
+                reads.extend(p.reads);
+                reads.sort();
+                reads.dedup();
+            }
+            Err(refusal) => {
+                // A refusal made before what it looked at was read is not the final word.
+                if refusal.reads.iter().all(|r| reads.contains(r)) {
+                    return Ok(Err(refusal));
+                }
+                reads.extend(refusal.reads);
+                reads.sort();
+                reads.dedup();
+            }
+        }
+    }
+    anyhow::bail!("the objects this action depends on keep changing; try again")
+}
+
+/// The last word before a PVC is deleted, read straight from the API whatever the plan said:
+/// the original of a rename goes only while its PV is `Retain` and still claimed by exactly
+/// this UID; an `-orig` PVC never goes while its PV would be left `Retain` with `Delete`
+/// recorded (the volume would leak).
+async fn delete_guard(
+    client: &kube::Client,
+    pvc: &ObjRef,
+    uid: &str,
+    reason: super::ops::DeleteReason,
+) -> Result<(), WriteError> {
+    use super::ops::DeleteReason;
+    let read = |e: kube::Error| WriteError::Other(format!("guard read failed: {e}"));
+    let Some(claim) = api_for(client, pvc)
+        .get_opt(&pvc.name)
+        .await
+        .map_err(read)?
+    else {
+        return Err(WriteError::Conflict(format!("{pvc} is already gone")));
+    };
+    let volume = claim
+        .data
+        .pointer("/spec/volumeName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let pv_ref = ObjRef::new(Kind::PersistentVolume, "", &volume);
+    let pv = if volume.is_empty() {
+        None
+    } else {
+        api_for(client, &pv_ref)
+            .get_opt(&volume)
+            .await
+            .map_err(read)?
+    };
+    let policy = pv
+        .as_ref()
+        .and_then(|p| p.data.pointer("/spec/persistentVolumeReclaimPolicy"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let claim_uid = pv
+        .as_ref()
+        .and_then(|p| p.data.pointer("/spec/claimRef/uid"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let claim_name = pv
+        .as_ref()
+        .and_then(|p| p.data.pointer("/spec/claimRef/name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    match reason {
+        DeleteReason::RenameOriginal => {
+            if pv.is_none() || policy != "Retain" || claim_uid != uid {
+                return Err(WriteError::Other(format!(
+                    "refusing to delete {pvc}: its PV {volume} must be Retain and claimed by UID {uid} (it is {policy:?}, claimed by {claim_uid:?})"
+                )));
+            }
+        }
+        DeleteReason::ReclaimOrig => {
+            let ann = crate::model::names::ANN_ORIGINAL_RECLAIM_POLICY;
+            let recorded = claim
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(ann).cloned())
+                .or_else(|| {
+                    pv.as_ref()
+                        .and_then(|p| p.metadata.annotations.as_ref())
+                        .and_then(|a| a.get(ann).cloned())
+                });
+            if pv.is_some()
+                && claim_name == pvc.name
+                && policy == "Retain"
+                && recorded.as_deref() == Some("Delete")
+            {
+                return Err(WriteError::Other(format!(
+                    "refusing to delete {pvc}: PV {volume} is still Retain while its recorded policy is Delete; the volume would leak"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::ops::DeleteReason;
+    use crate::sim::{Sim, SimConfig};
+
+    /// Whatever a plan says, the guard reads the PV itself before a PVC is deleted.
+    #[tokio::test]
+    async fn the_delete_guard_refuses_a_leak_and_an_unprotected_original() {
+        let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+        for o in [
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "d-orig-de3e", "namespace": "n", "uid": "u-orig",
+                             "annotations": {"backups.cozystack.io/original-reclaim-policy": "Delete"}},
+                "spec": {"volumeName": "pv-1"}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+                "spec": {"persistentVolumeReclaimPolicy": "Retain", "claimRef": {"namespace": "n", "name": "d-orig-de3e", "uid": "u-orig"}}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "d", "namespace": "n", "uid": "u-d"}, "spec": {"volumeName": "pv-2"}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-2"},
+                "spec": {"persistentVolumeReclaimPolicy": "Delete", "claimRef": {"namespace": "n", "name": "d", "uid": "u-d"}}}),
+        ] {
+            sim.store().load(o).expect("loads");
+        }
+        let client = sim.client().expect("client");
+        let orig = ObjRef::new(Kind::PersistentVolumeClaim, "n", "d-orig-de3e");
+        let leak = delete_guard(&client, &orig, "u-orig", DeleteReason::ReclaimOrig).await;
+        assert!(matches!(leak, Err(WriteError::Other(m)) if m.contains("would leak")));
+        let original = ObjRef::new(Kind::PersistentVolumeClaim, "n", "d");
+        let unprotected =
+            delete_guard(&client, &original, "u-d", DeleteReason::RenameOriginal).await;
+        assert!(matches!(unprotected, Err(WriteError::Other(m)) if m.contains("must be Retain")));
+        sim.store()
+            .patch_object(
+                Kind::PersistentVolume,
+                "",
+                "pv-2",
+                crate::sim::PatchKind::Merge,
+                &json!({"spec": {"persistentVolumeReclaimPolicy": "Retain"}}),
+            )
+            .expect("patch");
+        assert!(
+            delete_guard(&client, &original, "u-d", DeleteReason::RenameOriginal)
+                .await
+                .is_ok()
+        );
+        assert!(matches!(
+            delete_guard(
+                &client,
+                &original,
+                "another-uid",
+                DeleteReason::RenameOriginal
+            )
+            .await,
+            Err(WriteError::Other(_))
+        ));
+        sim.shutdown().await;
     }
 }

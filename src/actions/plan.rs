@@ -69,11 +69,15 @@ pub struct ActionRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub reason: String,
+    /// What the planner had looked at when it refused: a refusal made on a partial picture
+    /// (the Backup not read yet) is only final once these were read.
+    pub reads: Vec<ObjRef>,
 }
 
 fn refuse<T>(reason: impl Into<String>) -> Result<T, Refusal> {
     Err(Refusal {
         reason: reason.into(),
+        reads: Vec::new(),
     })
 }
 
@@ -118,11 +122,17 @@ pub fn plan(snap: &Snapshot, req: &ActionRequest) -> Result<Plan, Refusal> {
         outcome: String::new(),
         reads: Vec::new(),
     };
-    match req.action {
-        ActionKind::ResumeRename => plan_rename(snap, req, &mut p)?,
-        ActionKind::ReclaimOrig => plan_reclaim(snap, req, &mut p)?,
-        ActionKind::FixServername => plan_servername(snap, req, &mut p)?,
-        ActionKind::ResumeRelease => plan_release(snap, req, &mut p)?,
+    let planned = match req.action {
+        ActionKind::ResumeRename => plan_rename(snap, req, &mut p),
+        ActionKind::ReclaimOrig => plan_reclaim(snap, req, &mut p),
+        ActionKind::FixServername => plan_servername(snap, req, &mut p),
+        ActionKind::ResumeRelease => plan_release(snap, req, &mut p),
+    };
+    if let Err(mut r) = planned {
+        r.reads = std::mem::take(&mut p.reads);
+        r.reads.sort();
+        r.reads.dedup();
+        return Err(r);
     }
     p.reads.sort();
     p.reads.dedup();
@@ -144,9 +154,28 @@ fn get_restore<'a>(
     p: &mut Plan,
 ) -> Result<&'a Arc<Obj<RestoreJob>>, Refusal> {
     p.reads.push(ObjRef::new(Kind::RestoreJob, ns, name));
-    snap.restore_jobs
+    let rj = snap
+        .restore_jobs
         .get(ns, name)
-        .map_or_else(|| refuse(format!("RestoreJob {ns}/{name} not found")), Ok)
+        .map_or_else(|| refuse(format!("RestoreJob {ns}/{name} not found")), Ok)?;
+    restore_reads(rj, p);
+    Ok(rj)
+}
+
+/// What the target and the disks of a restore are read from: its Backup, and the VM whose
+/// volumes name the disks when the Backup has no record.
+fn restore_reads(rj: &Obj<RestoreJob>, p: &mut Plan) {
+    let ns = rj.meta.namespace.as_str();
+    if let Some(b) = &rj.backup_ref {
+        p.reads.push(ObjRef::new(Kind::Backup, ns, b));
+    }
+    if let Some(t) = &rj.target {
+        p.reads.push(ObjRef::new(
+            Kind::VirtualMachine,
+            ns,
+            &crate::model::names::vm_instance_release(&t.name),
+        ));
+    }
 }
 
 /// A Ctx only for the lookups planning shares with the analysis (target, disks); it reads no
@@ -225,6 +254,13 @@ fn rename_restore_for_pvc<'a>(
 ) -> Result<&'a Arc<Obj<RestoreJob>>, Refusal> {
     if let Some((_, hash)) = parse_orig_name(name) {
         let pvc = snap.pvcs.get(ns, name);
+        if pvc.is_none() {
+            // Not read yet, or gone: either way its annotation cannot be consulted.
+            return Err(Refusal {
+                reason: format!("PVC {ns}/{name} not found"),
+                reads: vec![ObjRef::new(Kind::PersistentVolumeClaim, ns, name)],
+            });
+        }
         if let Some(uid) = pvc.and_then(|p| p.meta.annotation(ANN_RESTORE_JOB_UID)) {
             return snap
                 .restore_jobs
@@ -480,14 +516,27 @@ fn plan_reclaim(snap: &Snapshot, req: &ActionRequest, p: &mut Plan) -> Result<()
     p.reads
         .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, name));
     let orig = snap.pvcs.get(ns, name);
-    // The PV: bound by volumeName, or still claiming the PVC after it is gone.
+    // The PV is read by name before it is looked at: a PV that was not read must never look
+    // like "no PV", or the PVC would be deleted without its policy set back.
     let pv = match orig {
-        Some(o) => pv_of(snap, o),
-        None => snap.pvs.iter().find(|pv| {
-            pv.claim_ref
-                .as_ref()
-                .is_some_and(|c| &c.namespace == ns && &c.name == name)
-        }),
+        Some(o) => match &o.volume_name {
+            Some(v) => {
+                p.reads.push(ObjRef::new(Kind::PersistentVolume, "", v));
+                pv_of(snap, o)
+            }
+            None => {
+                return refuse(format!(
+                    "{name} has no volumeName: cannot tell which PV it holds"
+                ));
+            }
+        },
+        None => {
+            p.notes.push(format!(
+                "{name} is already gone; a PV it left Retain is reported as a leak"
+            ));
+            p.outcome = "nothing to do".into();
+            return Ok(());
+        }
     };
     let rj = match orig.and_then(|o| o.meta.annotation(ANN_RESTORE_JOB_UID)) {
         Some(uid) => snap

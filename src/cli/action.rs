@@ -4,7 +4,7 @@
 use super::common::ClusterArgs;
 use super::exit;
 use crate::actions::execute::{Executor, Outcome, StepEvent};
-use crate::actions::{ActionRequest, Plan, Target, audit, plan, rbac};
+use crate::actions::{ActionRequest, Plan, Target, audit, rbac};
 use crate::analysis::ActionKind;
 use clap::{ArgGroup, Args};
 
@@ -97,17 +97,11 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         policy: args.policy.clone(),
     };
     // The preview comes from fresh reads too: there is no watch cache in the CLI.
-    let mut reads = Vec::new();
-    let the_plan = loop {
-        let ns = vec![req.target.namespace().to_string()];
-        let snap = crate::actions::execute::fresh_snapshot(&conn.client, &reads, &ns).await?;
-        match plan(&snap, &req) {
-            Ok(p) if p.reads.iter().all(|r| reads.contains(r)) => break p,
-            Ok(p) => reads = p.reads,
-            Err(r) => {
-                println!("{} on {}: refused: {}", req.action, req.target, r.reason);
-                return Ok(exit::FINDINGS);
-            }
+    let the_plan = match crate::actions::execute::plan_fresh(&conn.client, &req).await? {
+        Ok(p) => p,
+        Err(r) => {
+            println!("{} on {}: refused: {}", req.action, req.target, r.reason);
+            return Ok(exit::FINDINGS);
         }
     };
     print_plan(&the_plan);

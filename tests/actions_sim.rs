@@ -1,0 +1,799 @@
+//! The guarded actions against the emulator through the real kube client: every starting state,
+//! a crash after every single write followed by a resume, a controller writing at the same time,
+//! and the safety invariants (foreign `-orig` PVCs untouched, no volume ever left to be reclaimed
+//! by accident, an `-orig` PVC never deleted while its PV would leak).
+
+use restorewatch::actions::execute::{Executor, Outcome, StepEvent, plan_fresh};
+use restorewatch::actions::{ActionRequest, Op, Plan, Target};
+use restorewatch::analysis::ActionKind;
+use restorewatch::model::Kind;
+use restorewatch::sim::{PatchKind, Sim, SimConfig, SimHandle};
+use serde_json::{Value, json};
+
+const NS: &str = "tenant-a";
+const RJ_UID: &str = "5c96b3b8-0000-4000-8000-000000000001";
+const PVC_UID: &str = "8fe8d0ce-0000-4000-8000-000000000002";
+const ORIG: &str = "vm-disk-data-orig-de3e";
+
+fn rj(phase: &str) -> Value {
+    json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+        "metadata": {"name": "restore-test", "namespace": NS, "uid": RJ_UID, "creationTimestamp": "2026-11-20T10:00:00Z"},
+        "spec": {"backupRef": {"name": "vm1-backup"}},
+        "status": {"phase": phase, "startedAt": "2026-11-20T10:00:01Z"}})
+}
+
+fn base_objects(rj_phase: &str) -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "replicated"},
+            "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Delete"}),
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+            "metadata": {"name": "vm1-backup", "namespace": NS, "uid": "b0000000-0000-4000-8000-000000000003", "creationTimestamp": "2026-11-20T02:00:00Z"},
+            "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
+                     "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "Velero", "name": "velero"}},
+            "status": {"underlyingResources": {"dataVolumes": [{"dataVolumeName": "vm-disk-data", "applicationName": "data"}]}}}),
+        rj(rj_phase),
+    ]
+}
+
+fn original_pvc() -> Value {
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "vm-disk-data", "namespace": NS, "uid": PVC_UID, "creationTimestamp": "2026-09-21T10:00:00Z",
+                     "finalizers": ["kubernetes.io/pvc-protection"]},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
+                 "storageClassName": "replicated", "volumeMode": "Block", "volumeName": "pv-data"},
+        "status": {"phase": "Bound", "capacity": {"storage": "10Gi"}}})
+}
+
+fn pv(policy: &str, claim_name: &str, claim_uid: &str, recorded: Option<&str>) -> Value {
+    let mut v = json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-data", "uid": "pv000000-0000-4000-8000-000000000004", "creationTimestamp": "2026-09-21T10:00:00Z"},
+        "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": policy,
+                 "storageClassName": "replicated", "volumeMode": "Block",
+                 "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": NS, "name": claim_name, "uid": claim_uid}},
+        "status": {"phase": "Bound"}});
+    if let Some(r) = recorded {
+        v["metadata"]["annotations"] = json!({"backups.cozystack.io/original-reclaim-policy": r});
+    }
+    v
+}
+
+fn orig_pvc(uid: &str, restore_uid: Option<&str>, phase: &str) -> Value {
+    let mut ann = serde_json::Map::new();
+    if let Some(u) = restore_uid {
+        ann.insert("backups.cozystack.io/restore-job-uid".into(), json!(u));
+        ann.insert(
+            "backups.cozystack.io/original-reclaim-policy".into(),
+            json!("Delete"),
+        );
+    }
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": ORIG, "namespace": NS, "uid": uid, "creationTimestamp": "2026-11-20T10:00:40Z", "annotations": ann,
+                     "finalizers": ["kubernetes.io/pvc-protection"]},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
+                 "storageClassName": "replicated", "volumeMode": "Block", "volumeName": "pv-data"},
+        "status": {"phase": phase}})
+}
+
+/// The rename's starting states, as the controller (before or after the fix) can leave them.
+fn rename_state(which: &str) -> Vec<Value> {
+    let mut objs = base_objects("Running");
+    match which {
+        // Nothing done yet: the operator keeps the disk himself.
+        "fresh" => objs.extend([original_pvc(), pv("Delete", "vm-disk-data", PVC_UID, None)]),
+        // The fixed controller stopped after creating the -orig PVC.
+        "orig-created" => objs.extend([
+            original_pvc(),
+            pv("Retain", "vm-disk-data", PVC_UID, Some("Delete")),
+            orig_pvc(
+                "0e000000-0000-4000-8000-000000000005",
+                Some(RJ_UID),
+                "Pending",
+            ),
+        ]),
+        // ... after deleting the original: the PV still points at the deleted claim.
+        "original-deleted" => objs.extend([
+            pv("Retain", "vm-disk-data", PVC_UID, Some("Delete")),
+            orig_pvc(
+                "0e000000-0000-4000-8000-000000000005",
+                Some(RJ_UID),
+                "Pending",
+            ),
+        ]),
+        // The old controller's cache race: no annotations anywhere, original still bound.
+        "prefix-race" => objs.extend([
+            original_pvc(),
+            pv("Retain", "vm-disk-data", PVC_UID, None),
+            orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Pending"),
+        ]),
+        // Finished by the controller: nothing to do.
+        "complete" => objs.extend([
+            pv(
+                "Retain",
+                ORIG,
+                "0e000000-0000-4000-8000-000000000005",
+                Some("Delete"),
+            ),
+            orig_pvc(
+                "0e000000-0000-4000-8000-000000000005",
+                Some(RJ_UID),
+                "Bound",
+            ),
+        ]),
+        other => panic!("unknown state {other}"),
+    }
+    objs
+}
+
+async fn sim_with(objs: Vec<Value>) -> (SimHandle, kube::Client) {
+    let sim = Sim::start(SimConfig::default())
+        .await
+        .expect("emulator starts");
+    for o in objs {
+        sim.store().load(o).expect("object loads");
+    }
+    let client = sim.client().expect("client");
+    (sim, client)
+}
+
+fn executor(client: &kube::Client, max_writes: Option<usize>) -> Executor {
+    Executor {
+        client: client.clone(),
+        user: "test".into(),
+        context: "restorewatch-sim".into(),
+        audit: None,
+        events: false,
+        max_writes,
+    }
+}
+
+async fn plan_ok(client: &kube::Client, req: &ActionRequest) -> Plan {
+    plan_fresh(client, req)
+        .await
+        .expect("reads work")
+        .unwrap_or_else(|r| panic!("refused: {}", r.reason))
+}
+
+fn rename_req() -> ActionRequest {
+    ActionRequest {
+        action: ActionKind::ResumeRename,
+        target: Target::Restore {
+            namespace: NS.into(),
+            name: "restore-test".into(),
+        },
+        policy: None,
+    }
+}
+
+fn get(sim: &SimHandle, kind: Kind, ns: &str, name: &str) -> Option<Value> {
+    sim.store().get(kind, ns, name)
+}
+
+/// Waits (bounded) until the emulator's controller manager has removed a deleted PVC.
+async fn wait_gone(sim: &SimHandle, ns: &str, name: &str) {
+    for _ in 0..100 {
+        if get(sim, Kind::PersistentVolumeClaim, ns, name).is_none() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("PVC {ns}/{name} still exists 2 s after its deletion");
+}
+
+/// What matters of the end state of a rename, with server-made values (UIDs) resolved.
+fn rename_outcome(
+    sim: &SimHandle,
+) -> (
+    bool,
+    String,
+    String,
+    Option<String>,
+    bool,
+    Option<String>,
+    Option<String>,
+) {
+    let pv = get(sim, Kind::PersistentVolume, "", "pv-data").expect("the PV is never deleted");
+    let orig = get(sim, Kind::PersistentVolumeClaim, NS, ORIG);
+    let orig_uid = orig
+        .as_ref()
+        .and_then(|o| o["metadata"]["uid"].as_str())
+        .map(str::to_string);
+    let claim_points_at_orig = pv["spec"]["claimRef"]["name"] == ORIG
+        && pv["spec"]["claimRef"]["uid"].as_str().map(str::to_string) == orig_uid;
+    (
+        claim_points_at_orig,
+        pv["spec"]["persistentVolumeReclaimPolicy"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        pv["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        orig.as_ref()
+            .and_then(|o| {
+                o["metadata"]["annotations"]["backups.cozystack.io/restore-job-uid"].as_str()
+            })
+            .map(str::to_string),
+        get(sim, Kind::PersistentVolumeClaim, NS, "vm-disk-data").is_none(),
+        orig.as_ref()
+            .and_then(|o| o["spec"]["volumeName"].as_str())
+            .map(str::to_string),
+        orig.as_ref()
+            .and_then(|o| {
+                o["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"]
+                    .as_str()
+            })
+            .map(str::to_string),
+    )
+}
+
+fn assert_kept(sim: &SimHandle, state: &str, expect_recorded: &str) {
+    let (claim_ok, policy, pv_recorded, orig_uid_ann, original_gone, volume, orig_recorded) =
+        rename_outcome(sim);
+    assert!(
+        claim_ok,
+        "{state}: the PV's claimRef must name the -orig PVC and its UID"
+    );
+    assert_eq!(policy, "Retain", "{state}: the PV must be Retain");
+    assert_eq!(
+        pv_recorded, expect_recorded,
+        "{state}: recorded policy on the PV"
+    );
+    assert_eq!(
+        orig_uid_ann.as_deref(),
+        Some(RJ_UID),
+        "{state}: the -orig PVC carries this RestoreJob's UID"
+    );
+    assert!(original_gone, "{state}: the original PVC is deleted");
+    assert_eq!(
+        volume.as_deref(),
+        Some("pv-data"),
+        "{state}: the -orig PVC keeps the same PV"
+    );
+    if !expect_recorded.is_empty() {
+        assert_eq!(
+            orig_recorded.as_deref(),
+            Some(expect_recorded),
+            "{state}: recorded policy on the -orig PVC"
+        );
+    }
+}
+
+#[tokio::test]
+async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_nothing() {
+    for (state, recorded) in [
+        ("fresh", "Delete"),
+        ("orig-created", "Delete"),
+        ("original-deleted", "Delete"),
+        ("prefix-race", ""),
+        ("complete", "Delete"),
+    ] {
+        let (sim, client) = sim_with(rename_state(state)).await;
+        let plan = plan_ok(&client, &rename_req()).await;
+        if state == "complete" {
+            assert!(
+                plan.ops.is_empty(),
+                "a finished rename plans nothing: {:?}",
+                plan.ops
+            );
+        }
+        let out = executor(&client, None).execute(&plan, |_| {}).await;
+        assert!(matches!(out, Outcome::Completed { .. }), "{state}: {out:?}");
+        wait_gone(&sim, NS, "vm-disk-data").await;
+        assert_kept(&sim, state, recorded);
+        // Idempotent: a second run finds nothing to do and writes nothing.
+        let rv = sim.store().current_rv();
+        let again = plan_ok(&client, &rename_req()).await;
+        assert!(again.ops.is_empty(), "{state}: rerun plans {:?}", again.ops);
+        let out = executor(&client, None).execute(&again, |_| {}).await;
+        assert_eq!(out, Outcome::Completed { writes: 0 }, "{state}");
+        assert_eq!(
+            sim.store().current_rv(),
+            rv,
+            "{state}: a rerun must not write"
+        );
+        sim.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_crash_after_any_write_then_a_rerun_converges_to_the_same_end_state() {
+    let (sim, client) = sim_with(rename_state("fresh")).await;
+    let full = plan_ok(&client, &rename_req()).await;
+    let n = full.ops.len();
+    assert_eq!(
+        n, 5,
+        "annotate, Retain, create, delete, repoint: {:?}",
+        full.ops
+    );
+    executor(&client, None).execute(&full, |_| {}).await;
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    let reference = rename_outcome(&sim);
+    sim.shutdown().await;
+
+    for k in 0..=n {
+        let (sim, client) = sim_with(rename_state("fresh")).await;
+        let plan = plan_ok(&client, &rename_req()).await;
+        let first = executor(&client, Some(k)).execute(&plan, |_| {}).await;
+        assert_eq!(
+            first,
+            Outcome::Interrupted { writes: k }.min_with(n),
+            "crash after write {k}"
+        );
+        // The operator runs the action again: it plans only what is left.
+        let resumed = plan_ok(&client, &rename_req()).await;
+        assert_eq!(
+            resumed.ops.len(),
+            n - k,
+            "after {k} writes the rest is planned: {:?}",
+            resumed.ops
+        );
+        let second = executor(&client, None).execute(&resumed, |_| {}).await;
+        assert_eq!(
+            second,
+            Outcome::Completed { writes: n - k },
+            "resume after {k}"
+        );
+        wait_gone(&sim, NS, "vm-disk-data").await;
+        assert_eq!(
+            rename_outcome(&sim),
+            reference,
+            "end state after a crash at write {k}"
+        );
+        sim.shutdown().await;
+    }
+}
+
+trait MinWith {
+    fn min_with(self, n: usize) -> Outcome;
+}
+impl MinWith for Outcome {
+    /// A run allowed `k >= n` writes simply completes.
+    fn min_with(self, n: usize) -> Outcome {
+        match self {
+            Outcome::Interrupted { writes } if writes >= n => Outcome::Completed { writes: n },
+            o => o,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_controller_writing_concurrently_causes_a_re_read_not_a_blind_retry() {
+    let (sim, client) = sim_with(rename_state("orig-created")).await;
+    let plan = plan_ok(&client, &rename_req()).await;
+    let store = sim.store().clone();
+    let mut conflicts = 0;
+    let mut touched = false;
+    let out = executor(&client, None)
+        .execute(&plan, |e| match e {
+            // Between the executor's fresh read and its write, the controller (or the PV
+            // controller) updates the PV: the write's resourceVersion is now stale.
+            StepEvent::Start(Op::SetClaimRef { .. }) if !touched => {
+                touched = true;
+                store
+                    .patch_object(
+                        Kind::PersistentVolume,
+                        "",
+                        "pv-data",
+                        PatchKind::Merge,
+                        &json!({"metadata": {"labels": {"touched-by": "pv-controller"}}}),
+                    )
+                    .expect("concurrent write");
+            }
+            StepEvent::Conflict(..) => conflicts += 1,
+            _ => {}
+        })
+        .await;
+    assert!(matches!(out, Outcome::Completed { .. }), "{out:?}");
+    assert_eq!(
+        conflicts, 1,
+        "the stale write must be refused by the server once, then re-planned"
+    );
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    assert_kept(&sim, "concurrent", "Delete");
+    let pv = get(&sim, Kind::PersistentVolume, "", "pv-data").unwrap();
+    assert_eq!(
+        pv["metadata"]["labels"]["touched-by"], "pv-controller",
+        "the controller's write is kept, not overwritten"
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_foreign_orig_pvc_is_never_touched() {
+    let mut objs = base_objects("Running");
+    objs.extend([
+        original_pvc(),
+        pv("Delete", "vm-disk-data", PVC_UID, None),
+        // Another RestoreJob's -orig PVC on its own PV.
+        orig_pvc(
+            "f0000000-0000-4000-8000-000000000006",
+            Some("99999999-0000-4000-8000-000000000000"),
+            "Bound",
+        ),
+    ]);
+    let (sim, client) = sim_with(objs).await;
+    let rv = sim.store().current_rv();
+    let refused = plan_fresh(&client, &rename_req())
+        .await
+        .expect("reads work");
+    let reason = refused.expect_err("must refuse").reason;
+    assert!(
+        reason.contains(ORIG) && reason.contains("never touched"),
+        "{reason}"
+    );
+    assert_eq!(sim.store().current_rv(), rv, "nothing written");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_unsafe() {
+    // A finished restore: the -orig PVC Bound to a Retain PV whose recorded policy is Delete.
+    let mut objs = base_objects("Succeeded");
+    objs.extend([
+        pv(
+            "Retain",
+            ORIG,
+            "0e000000-0000-4000-8000-000000000005",
+            Some("Delete"),
+        ),
+        orig_pvc(
+            "0e000000-0000-4000-8000-000000000005",
+            Some(RJ_UID),
+            "Bound",
+        ),
+    ]);
+    let (sim, client) = sim_with(objs.clone()).await;
+    let req = ActionRequest {
+        action: ActionKind::ReclaimOrig,
+        target: Target::Pvc {
+            namespace: NS.into(),
+            name: ORIG.into(),
+        },
+        policy: None,
+    };
+    let plan = plan_ok(&client, &req).await;
+    assert!(
+        matches!(plan.ops.as_slice(), [Op::SetReclaimPolicy { to, .. }, Op::DeletePvc { .. }] if to == "Delete"),
+        "{:?}",
+        plan.ops
+    );
+    // Record the PV's policy at the moment the PVC's deletion starts.
+    let store = sim.store().clone();
+    let mut policy_at_delete = None;
+    let out = executor(&client, None)
+        .execute(&plan, |e| {
+            if let StepEvent::Start(Op::DeletePvc { .. }) = e {
+                policy_at_delete = store
+                    .get(Kind::PersistentVolume, "", "pv-data")
+                    .and_then(|p| {
+                        p["spec"]["persistentVolumeReclaimPolicy"]
+                            .as_str()
+                            .map(str::to_string)
+                    });
+            }
+        })
+        .await;
+    assert_eq!(out, Outcome::Completed { writes: 2 });
+    assert_eq!(
+        policy_at_delete.as_deref(),
+        Some("Delete"),
+        "the PVC goes only once the PV would be reclaimed"
+    );
+    wait_gone(&sim, NS, ORIG).await;
+    sim.shutdown().await;
+
+    // Refused while the RestoreJob still runs.
+    let mut running = objs.clone();
+    running[3] = rj("Running");
+    let (sim, client) = sim_with(running).await;
+    let r = plan_fresh(&client, &req)
+        .await
+        .unwrap()
+        .expect_err("refused while running");
+    assert!(r.reason.contains("Running"), "{}", r.reason);
+    sim.shutdown().await;
+
+    // Refused while a Pod mounts it.
+    let mut mounted = objs.clone();
+    mounted.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "inspect", "namespace": NS},
+        "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": ORIG}}]}, "status": {"phase": "Running"}}));
+    let (sim, client) = sim_with(mounted).await;
+    let r = plan_fresh(&client, &req)
+        .await
+        .unwrap()
+        .expect_err("refused while mounted");
+    assert!(r.reason.contains("inspect"), "{}", r.reason);
+    sim.shutdown().await;
+
+    // No recorded policy: the operator must choose; Retain keeps the PV as it is.
+    let mut unrecorded = base_objects("Succeeded");
+    unrecorded.extend([
+        pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", None),
+        orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Bound"),
+    ]);
+    let (sim, client) = sim_with(unrecorded).await;
+    let r = plan_fresh(&client, &req)
+        .await
+        .unwrap()
+        .expect_err("must ask for a policy");
+    assert!(
+        r.reason.contains("--policy") && r.reason.contains("StorageClass says Delete"),
+        "{}",
+        r.reason
+    );
+    let chosen = ActionRequest {
+        policy: Some("Retain".into()),
+        ..req.clone()
+    };
+    let plan = plan_ok(&client, &chosen).await;
+    assert!(
+        matches!(plan.ops.as_slice(), [Op::DeletePvc { .. }]),
+        "{:?}",
+        plan.ops
+    );
+    executor(&client, None).execute(&plan, |_| {}).await;
+    wait_gone(&sim, NS, ORIG).await;
+    let pv = get(&sim, Kind::PersistentVolume, "", "pv-data").expect("a Retain PV stays");
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    sim.shutdown().await;
+}
+
+fn pg_objects(server_name: &str, phase: &str) -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+            "metadata": {"name": "orders-backup", "namespace": NS},
+            "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "Postgres", "name": "orders"},
+                     "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "CNPG", "name": "cnpg"}}}),
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+            "metadata": {"name": "restore-orders", "namespace": NS, "uid": "a0000000-0000-4000-8000-000000000007", "creationTimestamp": "2026-11-20T10:00:00Z"},
+            "spec": {"backupRef": {"name": "orders-backup"}},
+            "status": {"phase": phase, "startedAt": "2026-11-20T10:00:01Z"}}),
+        json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"name": "orders", "namespace": NS},
+            "spec": {"bootstrap": {"enabled": true, "newServerName": "postgres-orders-restore-1"}}}),
+        json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+            "metadata": {"name": "postgres-orders", "namespace": NS, "uid": "c0000000-0000-4000-8000-000000000008", "creationTimestamp": "2026-11-20T10:00:45Z"},
+            "spec": {"plugins": [{"name": "barman-cloud.cloudnative-pg.io", "isWALArchiver": true,
+                                  "parameters": {"barmanObjectName": "postgres-orders", "serverName": server_name}}],
+                     "bootstrap": {"recovery": {"source": "postgres-orders-recovery"}}},
+            "status": {"phase": "Setting up primary"}}),
+    ]
+}
+
+#[tokio::test]
+async fn fix_servername_patches_with_a_test_of_the_old_value() {
+    let (sim, client) = sim_with(pg_objects("postgres-orders", "Running")).await;
+    let req = ActionRequest {
+        action: ActionKind::FixServername,
+        target: Target::Restore {
+            namespace: NS.into(),
+            name: "restore-orders".into(),
+        },
+        policy: None,
+    };
+    let plan = plan_ok(&client, &req).await;
+    assert_eq!(plan.ops.len(), 1);
+    // The backup driver writes the old value back with a different one in between: the test op
+    // fails (422), the executor re-reads, and a plan that differs from the confirmed one stops.
+    let store = sim.store().clone();
+    let mut raced = false;
+    let out = executor(&client, None)
+        .execute(&plan, |e| {
+            if let StepEvent::Start(_) = e
+                && !raced
+            {
+                raced = true;
+                store
+                    .patch_object(Kind::CnpgCluster, NS, "postgres-orders", PatchKind::Json,
+                        &json!([{"op": "replace", "path": "/spec/plugins/0/parameters/serverName", "value": "postgres-orders-other"}]))
+                    .expect("racing write");
+            }
+        })
+        .await;
+    match &out {
+        Outcome::Stopped { reason, writes: 0 } => assert!(
+            reason.contains("changed since the plan was shown"),
+            "{reason}"
+        ),
+        other => panic!("a plan that changed under the operator must stop: {other:?}"),
+    }
+    // Reviewed again, it succeeds; and a second run is a no-op.
+    let plan = plan_ok(&client, &req).await;
+    assert_eq!(
+        executor(&client, None).execute(&plan, |_| {}).await,
+        Outcome::Completed { writes: 1 }
+    );
+    let c = get(&sim, Kind::CnpgCluster, NS, "postgres-orders").unwrap();
+    assert_eq!(
+        c["spec"]["plugins"][0]["parameters"]["serverName"],
+        "postgres-orders-restore-1"
+    );
+    assert!(plan_ok(&client, &req).await.ops.is_empty());
+    sim.shutdown().await;
+
+    // Only while the restore runs.
+    let (sim, client) = sim_with(pg_objects("postgres-orders", "Failed")).await;
+    let r = plan_fresh(&client, &req)
+        .await
+        .unwrap()
+        .expect_err("refused on a finished restore");
+    assert!(r.reason.contains("Failed"), "{}", r.reason);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
+    let mut objs = base_objects("Failed");
+    for hr in ["vm-instance-vm1", "vm-disk-data"] {
+        objs.push(json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": hr, "namespace": NS}, "spec": {"suspend": true}}));
+    }
+    let (sim, client) = sim_with(objs.clone()).await;
+    let req = ActionRequest {
+        action: ActionKind::ResumeRelease,
+        target: Target::Restore {
+            namespace: NS.into(),
+            name: "restore-test".into(),
+        },
+        policy: None,
+    };
+    let plan = plan_ok(&client, &req).await;
+    assert_eq!(
+        executor(&client, None).execute(&plan, |_| {}).await,
+        Outcome::Completed { writes: 2 }
+    );
+    for hr in ["vm-instance-vm1", "vm-disk-data"] {
+        assert_eq!(
+            get(&sim, Kind::HelmRelease, NS, hr).unwrap()["spec"]["suspend"],
+            false,
+            "{hr}"
+        );
+    }
+    sim.shutdown().await;
+
+    objs[3] = rj("Running");
+    let (sim, client) = sim_with(objs).await;
+    let r = plan_fresh(&client, &req)
+        .await
+        .unwrap()
+        .expect_err("refused while running");
+    assert!(r.reason.contains("on purpose"), "{}", r.reason);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn every_write_is_audited_and_recorded_as_an_event_on_the_restore() {
+    let (sim, client) = sim_with(rename_state("orig-created")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let ex = Executor {
+        audit: Some(audit.clone()),
+        events: true,
+        ..executor(&client, None)
+    };
+    let plan = plan_ok(&client, &rename_req()).await;
+    let Outcome::Completed { writes } = ex.execute(&plan, |_| {}).await else {
+        panic!("must complete")
+    };
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), writes);
+    for l in &lines {
+        for key in [
+            "time",
+            "user",
+            "context",
+            "action",
+            "target",
+            "operation",
+            "precondition",
+            "outcome",
+        ] {
+            assert!(
+                l.get(key)
+                    .is_some_and(|v| !v.as_str().unwrap_or("").is_empty()),
+                "audit line lacks {key}: {l}"
+            );
+        }
+        assert_eq!(l["action"], "resume-rename");
+    }
+    let events = sim.store().all(Kind::Event, &Default::default());
+    let ev = events
+        .iter()
+        .find(|e| e["reason"] == "RestorewatchAction")
+        .expect("an Event on the RestoreJob");
+    assert_eq!(ev["involvedObject"]["name"], "restore-test");
+    assert_eq!(ev["involvedObject"]["uid"], RJ_UID);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn rbac_answers_before_anything_is_written() {
+    use restorewatch::sim::{Policy, Rule};
+    let mut cfg = SimConfig::default();
+    cfg.tokens.insert(
+        "viewer".into(),
+        Policy {
+            user: "viewer".into(),
+            rules: vec![Rule {
+                verbs: vec![
+                    "get".into(),
+                    "list".into(),
+                    "watch".into(),
+                    "patch".into(),
+                    "create".into(),
+                ],
+                resources: vec!["*".into()],
+                namespaces: vec![],
+            }],
+        },
+    );
+    let sim = Sim::start(cfg).await.unwrap();
+    for o in rename_state("orig-created") {
+        sim.store().load(o).unwrap();
+    }
+    let client = sim.client_with_token("viewer").unwrap();
+    let plan = plan_ok(&client, &rename_req()).await;
+    let denied = restorewatch::actions::rbac::check(&client, &plan.ops)
+        .await
+        .expect("SSAR answers");
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0].verb, "delete");
+    assert_eq!(denied[0].resource, "persistentvolumeclaims");
+    sim.shutdown().await;
+}
+
+// kubectl is run with a blocking call: the emulator needs another thread to answer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_sees_the_repaired_state() {
+    let (sim, client) = sim_with(rename_state("prefix-race")).await;
+    let plan = plan_ok(&client, &rename_req()).await;
+    executor(&client, None).execute(&plan, |_| {}).await;
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kc, None).unwrap();
+    let out = std::process::Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+            "get",
+            "pv",
+            "pv-data",
+            "-o",
+            "jsonpath={.spec.claimRef.name} {.spec.persistentVolumeReclaimPolicy}",
+        ])
+        .output()
+        .expect("kubectl is installed (the tests check the emulator against it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{ORIG} Retain")
+    );
+    let out = std::process::Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+            "get",
+            "pvc",
+            "-n",
+            NS,
+            "-o",
+            "name",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("persistentvolumeclaim/{ORIG}")
+    );
+    sim.shutdown().await;
+}
