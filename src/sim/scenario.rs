@@ -30,12 +30,48 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/pg-healthy.yaml"),
     ),
     (
+        "demo-rename-half-done.yaml",
+        include_str!("../../scenarios/demo-rename-half-done.yaml"),
+    ),
+    (
+        "vm-concurrent-hash-collision.yaml",
+        include_str!("../../scenarios/vm-concurrent-hash-collision.yaml"),
+    ),
+    (
+        "vm-halt-stuck.yaml",
+        include_str!("../../scenarios/vm-halt-stuck.yaml"),
+    ),
+    (
+        "vm-keep-original-disabled.yaml",
+        include_str!("../../scenarios/vm-keep-original-disabled.yaml"),
+    ),
+    (
+        "vm-not-halted.yaml",
+        include_str!("../../scenarios/vm-not-halted.yaml"),
+    ),
+    (
+        "vm-orig-deleted-leak.yaml",
+        include_str!("../../scenarios/vm-orig-deleted-leak.yaml"),
+    ),
+    (
+        "vm-orig-name-too-long.yaml",
+        include_str!("../../scenarios/vm-orig-name-too-long.yaml"),
+    ),
+    (
         "vm-rename-cache-race.yaml",
         include_str!("../../scenarios/vm-rename-cache-race.yaml"),
     ),
     (
         "vm-reused-restore-name.yaml",
         include_str!("../../scenarios/vm-reused-restore-name.yaml"),
+    ),
+    (
+        "vm-velero-restore-failed.yaml",
+        include_str!("../../scenarios/vm-velero-restore-failed.yaml"),
+    ),
+    (
+        "vm-velero-restore-stuck.yaml",
+        include_str!("../../scenarios/vm-velero-restore-stuck.yaml"),
     ),
 ];
 
