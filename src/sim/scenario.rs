@@ -34,6 +34,34 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/demo-rename-half-done.yaml"),
     ),
     (
+        "demo-servername-reverted.yaml",
+        include_str!("../../scenarios/demo-servername-reverted.yaml"),
+    ),
+    (
+        "pg-deadline-near.yaml",
+        include_str!("../../scenarios/pg-deadline-near.yaml"),
+    ),
+    (
+        "pg-malformed-options.yaml",
+        include_str!("../../scenarios/pg-malformed-options.yaml"),
+    ),
+    (
+        "pg-objectstore-owner-stale.yaml",
+        include_str!("../../scenarios/pg-objectstore-owner-stale.yaml"),
+    ),
+    (
+        "pg-purge-stuck.yaml",
+        include_str!("../../scenarios/pg-purge-stuck.yaml"),
+    ),
+    (
+        "pg-servername-reverted.yaml",
+        include_str!("../../scenarios/pg-servername-reverted.yaml"),
+    ),
+    (
+        "pg-system-bucket-bootstrap.yaml",
+        include_str!("../../scenarios/pg-system-bucket-bootstrap.yaml"),
+    ),
+    (
         "vm-concurrent-hash-collision.yaml",
         include_str!("../../scenarios/vm-concurrent-hash-collision.yaml"),
     ),
