@@ -72,9 +72,8 @@ fn releasable_left(store: &Store) -> Vec<String> {
                             && p.pointer("/spec/volumes")
                                 .and_then(Value::as_array)
                                 .is_some_and(|vs| {
-                                    vs.iter().any(|v| {
-                                        s(v, "/persistentVolumeClaim/claimName") == name
-                                    })
+                                    vs.iter()
+                                        .any(|v| s(v, "/persistentVolumeClaim/claimName") == name)
                                 })
                     })
                 }
@@ -114,7 +113,12 @@ async fn play_settled(sim: &SimHandle, name: &str, speed: f64) -> (Scenario, Sce
     let run = sim.play(scenario.clone(), speed);
     let status = tokio::time::timeout(WAIT, run.settled())
         .await
-        .unwrap_or_else(|_| panic!("{name} neither finished nor waited within {WAIT:?}: {:?}", run.status()));
+        .unwrap_or_else(|_| {
+            panic!(
+                "{name} neither finished nor waited within {WAIT:?}: {:?}",
+                run.status()
+            )
+        });
     assert!(status.errors.is_empty(), "{name}: {:#?}", status.errors);
     settle(sim.store(), name).await;
     (scenario, run)
@@ -122,7 +126,8 @@ async fn play_settled(sim: &SimHandle, name: &str, speed: f64) -> (Scenario, Sce
 
 fn kubeconfig(sim: &SimHandle, dir: &Path) -> PathBuf {
     let path = dir.join("kubeconfig");
-    sim.write_kubeconfig(&path, None).expect("kubeconfig written");
+    sim.write_kubeconfig(&path, None)
+        .expect("kubeconfig written");
     path
 }
 
@@ -192,6 +197,7 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
         covered.extend(expect.iter().cloned());
         covered.extend(scenario.expect.iter().cloned());
         let report = check_live(&kubeconfig(&sim, dir.path())).await;
+        eprintln!("== {} {stage}\n{}", scenario.name, describe(&report));
         if let Some(m) = mismatch(&report, expect) {
             failures.push(format!("{} {stage}: {m}", scenario.name));
         }
@@ -215,7 +221,9 @@ async fn scenario_waits_block_until_their_condition_holds() {
     let (_, run) = play_settled(&sim, "demo-servername-reverted", REPAIR_SPEED).await;
     let st = run.status();
     assert!(
-        st.waiting.as_deref().is_some_and(|w| w.contains("serverName")),
+        st.waiting
+            .as_deref()
+            .is_some_and(|w| w.contains("serverName")),
         "{st:?}"
     );
     assert!(!st.finished && st.steps_applied < st.steps_total);
@@ -230,7 +238,14 @@ async fn scenario_waits_block_until_their_condition_holds() {
         )
         .unwrap();
     assert!(run.status().waiting.is_some());
-    let st = repair(&sim, "tenant-b", "restore-pg1", ActionKind::FixServername, &run).await;
+    let st = repair(
+        &sim,
+        "tenant-b",
+        "restore-pg1",
+        ActionKind::FixServername,
+        &run,
+    )
+    .await;
     assert!(st.finished && !st.timed_out, "{st:?}");
     assert_eq!(st.steps_applied, st.steps_total);
 }
@@ -262,7 +277,10 @@ async fn repair(
     };
     let confirmed = plan(&snap, &request)
         .unwrap_or_else(|r| panic!("{action} on {ns}/{restore} refused: {}", r.reason));
-    assert!(!confirmed.is_done(), "{action}: nothing to do? {confirmed:?}");
+    assert!(
+        !confirmed.is_done(),
+        "{action}: nothing to do? {confirmed:?}"
+    );
     let executor = Executor {
         client: sim.client().expect("client"),
         user: "test-operator".into(),
@@ -317,13 +335,24 @@ async fn demo_rename_half_done_completes_after_resume_rename() {
     let sim = start().await;
     let (scenario, run) = play_settled(&sim, "demo-rename-half-done", REPAIR_SPEED).await;
     assert!(run.status().waiting.is_some(), "{:?}", run.status());
-    let st = repair(&sim, "tenant-a", "restore-test", ActionKind::ResumeRename, &run).await;
+    let st = repair(
+        &sim,
+        "tenant-a",
+        "restore-test",
+        ActionKind::ResumeRename,
+        &run,
+    )
+    .await;
     assert!(st.finished && !st.timed_out, "{st:?}");
     assert_repaired(&sim, &scenario, "tenant-a", "restore-test").await;
     // The repair is what the controller's own rename would have produced.
     let orig = sim
         .store()
-        .get(Kind::PersistentVolumeClaim, "tenant-a", "vm-disk-data-orig-de3e")
+        .get(
+            Kind::PersistentVolumeClaim,
+            "tenant-a",
+            "vm-disk-data-orig-de3e",
+        )
         .expect("-orig PVC");
     let pv = sim
         .store()
@@ -339,7 +368,14 @@ async fn demo_servername_reverted_completes_after_fix_servername() {
     let sim = start().await;
     let (scenario, run) = play_settled(&sim, "demo-servername-reverted", REPAIR_SPEED).await;
     assert!(run.status().waiting.is_some(), "{:?}", run.status());
-    let st = repair(&sim, "tenant-b", "restore-pg1", ActionKind::FixServername, &run).await;
+    let st = repair(
+        &sim,
+        "tenant-b",
+        "restore-pg1",
+        ActionKind::FixServername,
+        &run,
+    )
+    .await;
     assert!(st.finished && !st.timed_out, "{st:?}");
     assert_repaired(&sim, &scenario, "tenant-b", "restore-pg1").await;
 }

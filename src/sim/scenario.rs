@@ -231,18 +231,23 @@ fn parse_path(path: &str) -> anyhow::Result<Vec<Seg>> {
     let mut chars = path.chars().peekable();
     let mut key = String::new();
     let bad = || anyhow::anyhow!("bad path {path:?} (use spec.a.b, a[0].b, a[\"x.y/z\"])");
+    // A `.` closes a key, or follows a `[...]`; anything else around it is malformed.
+    let mut after_bracket = false;
     while let Some(c) = chars.next() {
         match c {
             '.' => {
                 if !key.is_empty() {
                     segs.push(Seg::Key(std::mem::take(&mut key)));
-                } else if !matches!(segs.last(), Some(Seg::Index(_) | Seg::Key(_))) {
+                } else if !after_bracket {
                     return Err(bad());
                 }
+                after_bracket = false;
             }
             '[' => {
                 if !key.is_empty() {
                     segs.push(Seg::Key(std::mem::take(&mut key)));
+                } else if segs.is_empty() {
+                    return Err(bad());
                 }
                 let mut inner = String::new();
                 loop {
@@ -252,15 +257,21 @@ fn parse_path(path: &str) -> anyhow::Result<Vec<Seg>> {
                         None => return Err(bad()),
                     }
                 }
-                let quoted = |q: char| inner.len() >= 2 && inner.starts_with(q) && inner.ends_with(q);
+                let quoted =
+                    |q: char| inner.len() >= 2 && inner.starts_with(q) && inner.ends_with(q);
                 if quoted('"') || quoted('\'') {
                     segs.push(Seg::Key(inner[1..inner.len() - 1].to_string()));
                 } else {
                     segs.push(Seg::Index(inner.trim().parse().map_err(|_| bad())?));
                 }
+                after_bracket = true;
             }
+            _ if after_bracket => return Err(bad()),
             _ => key.push(c),
         }
+    }
+    if path.ends_with('.') {
+        return Err(bad());
     }
     if !key.is_empty() {
         segs.push(Seg::Key(key));
@@ -407,7 +418,8 @@ impl Step {
             if in_branch {
                 bail!("step {i}: an onTimeout branch cannot wait");
             }
-            w.check().with_context(|| format!("step {i} (at {})", self.at))?;
+            w.check()
+                .with_context(|| format!("step {i} (at {})", self.at))?;
             for (j, s) in w.on_timeout.iter().enumerate() {
                 s.check(j, true)
                     .with_context(|| format!("step {i} (at {}), onTimeout", self.at))?;
@@ -683,7 +695,11 @@ const WAIT_FALLBACK: Duration = Duration::from_millis(500);
 
 /// Blocks until the condition holds (`true`) or the timeout passes (`false`). Re-checks on every
 /// change of the waited kind, and every `WAIT_FALLBACK` in case the feed lagged.
-async fn wait_until(store: &Store, w: &WaitStep, timeout: Option<Duration>) -> anyhow::Result<bool> {
+async fn wait_until(
+    store: &Store,
+    w: &WaitStep,
+    timeout: Option<Duration>,
+) -> anyhow::Result<bool> {
     let kind = target(&w.target())?;
     // Subscribe before the first check, so no change can fall in between.
     let mut changes = store.changes(kind);
@@ -701,7 +717,7 @@ async fn wait_until(store: &Store, w: &WaitStep, timeout: Option<Duration>) -> a
         tokio::select! {
             _ = changes.recv() => {}
             _ = tokio::time::sleep(WAIT_FALLBACK) => {}
-            _ = timed_out => return Ok(w.satisfied(store)?),
+            _ = timed_out => return w.satisfied(store),
         }
     }
 }
@@ -794,5 +810,61 @@ pub fn play(store: Store, kcm: Arc<AtomicBool>, scenario: Scenario, speed: f64) 
         status,
         phase: phase_rx,
         abort: task.abort_handle(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_paths() {
+        assert_eq!(
+            parse_path("spec.plugins[0].parameters.serverName").unwrap(),
+            vec![
+                Seg::Key("spec".into()),
+                Seg::Key("plugins".into()),
+                Seg::Index(0),
+                Seg::Key("parameters".into()),
+                Seg::Key("serverName".into()),
+            ]
+        );
+        assert_eq!(
+            parse_path(r#"metadata.annotations["backups.cozystack.io/restore-job-uid"]"#).unwrap(),
+            vec![
+                Seg::Key("metadata".into()),
+                Seg::Key("annotations".into()),
+                Seg::Key("backups.cozystack.io/restore-job-uid".into()),
+            ]
+        );
+        for bad in ["", "a..b", ".a", "a.", "a[x]", "a[0", "a[0]b"] {
+            assert!(parse_path(bad).is_err(), "{bad:?}");
+        }
+        let obj = json!({"spec": {"plugins": [{"parameters": {"serverName": "n"}}], "x": null}});
+        let get = |p: &str| lookup(&obj, &parse_path(p).unwrap()).cloned();
+        assert_eq!(
+            get("spec.plugins[0].parameters.serverName"),
+            Some(json!("n"))
+        );
+        assert_eq!(get("spec.plugins[1]"), None);
+        assert_eq!(get("spec.x"), None, "null counts as absent");
+    }
+
+    #[test]
+    fn wait_steps_are_checked() {
+        let ok = "name: x\nsteps:\n  - {at: 1s, wait: {apiVersion: v1, kind: PersistentVolume, name: pv, path: spec.claimRef.name, equals: a, timeout: 1m, onTimeout: [{at: 0s, controllerManager: false}]}}\n  - {at: 1s, controllerManager: true}\n";
+        assert!(Scenario::parse(ok).unwrap().has_waits());
+        for bad in [
+            // equals without a path
+            "name: x\nsteps:\n  - {at: 1s, wait: {apiVersion: v1, kind: PersistentVolume, name: pv, equals: a}}\n",
+            // onTimeout without timeout
+            "name: x\nsteps:\n  - {at: 1s, wait: {apiVersion: v1, kind: PersistentVolume, name: pv, onTimeout: [{at: 0s, controllerManager: false}]}}\n",
+            // a step after the wait in the file but before it in time
+            "name: x\nsteps:\n  - {at: 2s, wait: {apiVersion: v1, kind: PersistentVolume, name: pv}}\n  - {at: 1s, controllerManager: true}\n",
+            // expectAtWait without a wait
+            "name: x\nexpectAtWait: [rename-half-done]\nsteps:\n  - {at: 1s, controllerManager: true}\n",
+        ] {
+            assert!(Scenario::parse(bad).is_err(), "{bad}");
+        }
     }
 }
