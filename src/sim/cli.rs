@@ -149,6 +149,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
             sim.play(s, args.speed)
         })
         .collect();
+    for r in &runs {
+        // Say when a scenario blocks on a `wait` (a demo waiting for the operator's repair).
+        let r = r.clone();
+        tokio::spawn(async move {
+            let st = r.settled().await;
+            if let Some(w) = st.waiting {
+                eprintln!("scenario {}: {w}", st.name);
+            }
+        });
+    }
     println!("restorewatch sim serving on {}", sim.url());
     let path = args.write_kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("restorewatch-sim-{}.kubeconfig", sim.port()))
