@@ -1,5 +1,6 @@
 //! The bottom line: the filter or command being typed, else the last message, else hints.
 
+use super::super::act;
 use super::super::app::{App, Mode, StatusKind};
 use super::super::keys::Action;
 use ratatui::Frame;
@@ -58,6 +59,7 @@ fn hints(app: &App) -> Line<'static> {
         (Action::NextPane, "pane"),
         (Action::Filter, "filter"),
         (Action::Yaml, "yaml"),
+        (Action::Actions, "actions"),
         (Action::Command, "cmd"),
         (
             Action::Freeze,
@@ -68,6 +70,9 @@ fn hints(app: &App) -> Line<'static> {
     ];
     let mut spans = Vec::new();
     for (a, label) in wanted {
+        if a == Action::Actions && !act::offered(app) {
+            continue;
+        }
         if km.for_screen(screen).any(|b| b.action == a) {
             spans.push(Span::styled(format!("<{}>", km.key_label(a)), t.key()));
             spans.push(Span::styled(format!(" {label}  "), t.hint()));
