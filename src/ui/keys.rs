@@ -238,7 +238,7 @@ const DEFAULTS: &[Default_] = &[
     (
         &["a"],
         Action::Actions,
-        "repair actions for the selection (plan, then confirm by name)",
+        "repair actions: the plan, then confirm by name",
         &[S::Restores, S::Detail, S::Findings, S::Orig],
     ),
     (&["q"], Action::Quit, "quit (also ctrl-c)", ALL),

@@ -30,9 +30,14 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 /// The dialog covers the body, leaving the header and the status line (where hints and
 /// mismatches are said) visible.
 fn dialog_area(area: Rect) -> Rect {
-    let w = area.width.saturating_sub(4).min(MAX_W);
-    let h = area.height.saturating_sub(4);
-    centered(area, w, h)
+    let w = area.width.saturating_sub(2).min(MAX_W);
+    let (top, h) = if area.height >= 8 {
+        (2, area.height - 3)
+    } else {
+        (0, area.height)
+    };
+    let x = area.x + (area.width - w) / 2;
+    Rect::new(x, area.y + top, w, h)
 }
 
 fn frame_block<'a>(t: &Theme, title: String, danger: bool) -> Block<'a> {
@@ -74,6 +79,7 @@ fn draw_menu(f: &mut Frame, t: &Theme, m: &Menu) {
     let block = frame_block(t, format!("actions · {}", m.about), false);
     let inner = block.inner(r);
     f.render_widget(block, r);
+    let wide = inner.width >= 100;
     let mut lines = Vec::new();
     for (i, e) in m.entries.iter().enumerate() {
         let spec = actions::spec(e.choice.action);
@@ -97,12 +103,14 @@ fn draw_menu(f: &mut Frame, t: &Theme, m: &Menu) {
                 if sel { t.selected() } else { t.key() },
             ),
             Span::styled(format!("{:<15}", e.choice.action.as_str()), base),
-            Span::styled(format!("{:<30} ", spec.title), base),
         ];
-        if let Some(b) = &e.choice.because {
-            spans.push(Span::styled(format!("[finding {b}] "), t.text_warning()));
+        if wide {
+            spans.push(Span::styled(format!("{:<30} ", spec.title), base));
         }
         spans.push(Span::styled(e.planned.summary(), status_style));
+        if let Some(b) = &e.choice.because {
+            spans.push(Span::styled(format!("  [finding {b}]"), t.text_warning()));
+        }
         lines.push(Line::from(spans));
         lines.push(Line::styled(
             format!("      on {}: {}", e.choice.target, spec.summary),
@@ -144,15 +152,17 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
     if inner.height < 3 || inner.width < 10 {
         return;
     }
-    let mut head = vec![
-        Line::styled(spec.title.to_string(), t.title(true)),
-        Line::styled(spec.summary.to_string(), t.text_dim()),
-    ];
+    let mut first = vec![Span::styled(spec.title.to_string(), t.title(true))];
     if let Some(b) = &d.choice.because {
-        head.push(Line::styled(
-            format!("offered by finding {b}"),
+        first.push(Span::styled(
+            format!("  (offered by finding {b})"),
             t.text_dim(),
         ));
+    }
+    let mut head = vec![Line::from(first)];
+    // On a small terminal the plan matters more than the action's summary.
+    if inner.height >= 24 {
+        head.push(Line::styled(spec.summary.to_string(), t.text_dim()));
     }
     match &d.stage {
         Stage::Refused(r) => {
@@ -273,7 +283,7 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             body.extend(step_lines(t, steps));
             let bottom = vec![
                 Line::styled(
-                    "running… each write is re-read and re-planned first; a conflict re-plans, never retries blindly",
+                    "running… a conflict re-reads and re-plans, never a blind retry",
                     t.text_info(),
                 ),
                 hints(t, &[("↑↓", "scroll")]),
@@ -452,7 +462,7 @@ fn policy_lines(t: &Theme, class_policy: Option<&str>, delete: bool) -> Vec<Line
         ];
         if class_policy == Some(name) {
             spans.push(Span::styled(
-                "  ← the StorageClass's policy: the likely original",
+                "  ← its StorageClass's: the likely one",
                 t.text_info(),
             ));
         }
@@ -497,7 +507,10 @@ fn step_lines(t: &Theme, steps: &[StepLine]) -> Vec<Line<'static>> {
             Span::styled(format!("  {word}"), style),
         ]));
         if let Some(n) = &s.note {
-            v.push(Line::styled(format!("        {n}"), t.text_warning()));
+            v.push(Line::styled(
+                format!("        ↻ conflict, re-read and re-planned: {n}"),
+                t.text_warning(),
+            ));
         }
     }
     v
