@@ -19,7 +19,7 @@ pub struct TuiArgs {
     /// Show no actions at all
     #[arg(long)]
     pub readonly: bool,
-    /// Colour theme: a name from themes/ or a path to a .toml file
+    /// Colour theme: default, light, high-contrast, solarized-dark, or a path to a .toml file
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
     /// Open the dashboard on kubectl dumps instead of a cluster (read-only)
