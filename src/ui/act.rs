@@ -6,6 +6,7 @@ use super::action_worker::WorkerRequest;
 use super::app::{Actions, App, Modal, Pane, Screen};
 use super::dialog::{self, Choice, Effect, MenuKey};
 use super::keys::ScreenKind;
+use super::offer;
 use super::select::{self, ChainRow};
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
@@ -24,12 +25,12 @@ fn restore_subject(app: &App, r: &crate::analysis::RestoreView) -> Subject {
     };
     Subject::Many {
         about: format!("RestoreJob {}", r.id),
-        choices: dialog::for_restore(&f.report, r),
+        choices: offer::for_restore(&f.report, r),
     }
 }
 
 fn finding_subject(f: Option<&crate::analysis::Finding>) -> Subject {
-    match f.map(dialog::for_finding) {
+    match f.map(offer::for_finding) {
         Some(Ok(c)) => Subject::One(c),
         Some(Err(why)) => Subject::Nothing(why),
         None => Subject::Nothing("no finding selected".into()),
@@ -39,7 +40,7 @@ fn finding_subject(f: Option<&crate::analysis::Finding>) -> Subject {
 fn pvc_subject(ns: &str, name: &str) -> Subject {
     Subject::Many {
         about: format!("PVC {ns}/{name}"),
-        choices: dialog::for_pvc(ns, name),
+        choices: offer::for_pvc(ns, name),
     }
 }
 
@@ -98,7 +99,7 @@ pub fn on_actions_key(app: &mut App) {
     match subject(app) {
         Subject::Nothing(why) => app.set_status(why),
         Subject::One(c) => {
-            let planned = dialog::plan_choice(snap, report, &c);
+            let planned = offer::plan_choice(snap, report, &c);
             open_dialog(app, c, planned);
         }
         Subject::Many { about, choices } => {
@@ -106,7 +107,7 @@ pub fn on_actions_key(app: &mut App) {
                 app.set_status(format!("no action applies to {about}"));
                 return;
             }
-            let mut menu = dialog::menu(snap, report, about, choices);
+            let mut menu = offer::menu(snap, report, about, choices);
             if menu.entries.len() == 1 {
                 let e = menu.entries.remove(0);
                 open_dialog(app, e.choice, e.planned);

@@ -9,6 +9,7 @@ pub mod app;
 pub mod dialog;
 pub mod format;
 pub mod keys;
+pub mod offer;
 pub mod run;
 pub mod select;
 pub mod theme;
