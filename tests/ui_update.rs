@@ -294,25 +294,6 @@ fn mouse_click_selects_and_the_wheel_scrolls() {
 }
 
 #[test]
-fn actions_are_reserved_and_readonly_says_so() {
-    let mut a = app(120, 40);
-    press(&mut a, KeyCode::Enter);
-    press(&mut a, KeyCode::Char('a'));
-    assert!(
-        a.status
-            .as_ref()
-            .is_some_and(|s| s.text == "actions: coming")
-    );
-    a.opts.readonly = true;
-    press(&mut a, KeyCode::Char('a'));
-    assert!(
-        a.status
-            .as_ref()
-            .is_some_and(|s| s.text.contains("read-only"))
-    );
-}
-
-#[test]
 fn q_and_ctrl_c_quit_but_q_in_the_filter_is_text() {
     let mut a = app(120, 40);
     press(&mut a, KeyCode::Char('/'));

@@ -19,7 +19,7 @@ pub struct TuiArgs {
     /// Show no actions at all
     #[arg(long)]
     pub readonly: bool,
-    /// Colour theme: a name from themes/ or a path to a .toml file
+    /// Colour theme: default, light, high-contrast, solarized-dark, or a path to a .toml file
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
     /// Open the dashboard on kubectl dumps instead of a cluster (read-only)
@@ -38,6 +38,8 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         .map_err(|e| anyhow::anyhow!("config: {e}"))?;
     Ok(UiOptions {
         readonly: args.readonly || config.readonly.unwrap_or(false),
+        // Only a live session has a client to act through (`run_live` sets it).
+        actions: None,
         theme,
         keymap,
         source_label: None,
@@ -74,8 +76,8 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
         ));
     }
     tracing::info!(files = ?args.snapshots, objects = snapshot.objects.total(), "snapshot loaded");
-    // Dumps are not a cluster: nothing to act on.
-    opts.readonly = true;
+    // Dumps are not a cluster: with no client, `a` says actions are unavailable and why.
+    opts.actions = None;
     let frames = crate::cluster::static_source::spawn(snapshot, settings, Duration::from_secs(1));
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
@@ -91,11 +93,19 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
 }
 
 /// The dashboard on a cluster: the live watch layer hands over frames; the UI never waits on
-/// the API. Actions are not offered yet whatever `--readonly` says (the dialog comes later).
-async fn run_live(args: &TuiArgs, opts: UiOptions, settings: Settings) -> anyhow::Result<i32> {
+/// the API. Unless `--readonly`, the action worker gets the same client, and the user and
+/// context for the audit.
+async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> anyhow::Result<i32> {
     use crate::cluster::{client, live};
     let conn = client::connect(&args.cluster).await?;
     tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
+    if !opts.readonly {
+        opts.actions = Some(crate::ui::ActionBackend {
+            client: conn.client.clone(),
+            user: conn.user.clone(),
+            context: conn.context.clone(),
+        });
+    }
     let source = live::start(
         conn.client,
         live::LiveOptions {

@@ -1,9 +1,11 @@
 //! The whole UI state. Only `update` changes it; `view` only reads it. Frames arrive whole
 //! (an `Arc`), so the state never holds a half-updated picture of the cluster.
 
+use super::action_worker::{ActionBackend, WorkerRequest};
+use super::dialog::{Dialog, Menu};
 use super::keys::{Keymap, ScreenKind};
 use super::theme::Theme;
-use crate::analysis::{ActionKind, ObjRef, RestoreId};
+use crate::analysis::{ObjRef, RestoreId};
 use crate::cluster::Frame;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -14,8 +16,10 @@ use std::sync::Arc;
 /// What the caller decides about a TUI session.
 #[derive(Debug, Clone)]
 pub struct UiOptions {
-    /// No actions at all (always true for snapshot files).
+    /// No actions at all: `a` is not offered anywhere.
     pub readonly: bool,
+    /// The live cluster actions run against; `None` (snapshot files) leaves them unavailable.
+    pub actions: Option<ActionBackend>,
     pub theme: Theme,
     pub keymap: Keymap,
     /// Overrides the source shown in the header (else taken from the snapshot's `source`).
@@ -34,6 +38,7 @@ impl Default for UiOptions {
     fn default() -> Self {
         UiOptions {
             readonly: true,
+            actions: None,
             theme: Theme::builtin(true),
             keymap: Keymap::default(),
             source_label: None,
@@ -179,15 +184,22 @@ pub struct StatusMsg {
     pub kind: StatusKind,
 }
 
-/// A dialog drawn over the screen that takes every key until closed. Only the action dialog
-/// will use it; it is a value holding exactly what the user saw, so confirming executes that.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A dialog drawn over the screen that takes every key until closed: the action menu or the
+/// action dialog. It holds exactly what the operator saw, so confirming executes that.
+#[derive(Debug, Clone)]
 pub enum Modal {
-    Action {
-        action: ActionKind,
-        target: ObjRef,
-        restore: Option<RestoreId>,
-    },
+    Menu(Menu),
+    Action(Box<Dialog>),
+}
+
+/// Whether `a` can do anything in this session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actions {
+    /// `--readonly`: actions are hidden everywhere.
+    ReadOnly,
+    /// No API client (snapshot files): `a` says so.
+    NoClient,
+    Live,
 }
 
 #[derive(Debug, Clone)]
@@ -209,6 +221,12 @@ pub struct App {
     pub namespace: Option<String>,
     pub status: Option<StatusMsg>,
     pub modal: Option<Modal>,
+    pub actions: Actions,
+    /// Requests for the action worker, taken by the terminal loop after each update; `update`
+    /// itself never talks to the API.
+    pub outbox: Vec<WorkerRequest>,
+    /// The id of the next dialog, so late answers for a closed one are dropped.
+    pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
     pub now: Timestamp,
     /// Terminal size, for page sizes and mouse hit-testing.
@@ -220,6 +238,13 @@ pub struct App {
 
 impl App {
     pub fn new(opts: UiOptions, now: Timestamp, size: (u16, u16)) -> App {
+        let actions = if opts.readonly {
+            Actions::ReadOnly
+        } else if opts.actions.is_some() {
+            Actions::Live
+        } else {
+            Actions::NoClient
+        };
         App {
             namespace: opts.namespace.clone(),
             status: opts.notice.clone().map(|text| StatusMsg {
@@ -236,6 +261,9 @@ impl App {
             filters: BTreeMap::new(),
             mode: Mode::Normal,
             modal: None,
+            actions,
+            outbox: Vec::new(),
+            next_id: 1,
             now,
             size,
             quit: false,
@@ -280,6 +308,17 @@ impl App {
             text: text.into(),
             kind: StatusKind::Info,
         });
+    }
+
+    /// Why `a` cannot act in this session, if it cannot.
+    pub fn actions_unavailable(&self) -> Option<&'static str> {
+        match self.actions {
+            Actions::ReadOnly => Some("read-only session (--readonly): no actions"),
+            Actions::NoClient => Some(
+                "actions are unavailable: this session reads snapshot files and has no API client to act through",
+            ),
+            Actions::Live => None,
+        }
     }
 
     pub fn set_error(&mut self, text: impl Into<String>) {

@@ -238,8 +238,8 @@ const DEFAULTS: &[Default_] = &[
     (
         &["a"],
         Action::Actions,
-        "repair actions for the selection",
-        &[S::Detail, S::Findings, S::Orig],
+        "repair actions: the plan, then confirm by name",
+        &[S::Restores, S::Detail, S::Findings, S::Orig],
     ),
     (&["q"], Action::Quit, "quit (also ctrl-c)", ALL),
 ];

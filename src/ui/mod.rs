@@ -1,17 +1,22 @@
 //! The terminal UI, Elm style: terminal events become `Msg`s, `update(&mut App, Msg)` is the
 //! only place state changes, and `view(&App, &mut Frame)` draws without changing anything.
 //! Frames of analysed cluster state arrive through a `watch` channel and replace the old one
-//! whole, so the UI never waits on the network.
+//! whole, so the UI never waits on the network; the action worker answers through messages too.
 
+pub mod act;
+pub mod action_worker;
 pub mod app;
+pub mod dialog;
 pub mod format;
 pub mod keys;
+pub mod offer;
 pub mod run;
 pub mod select;
 pub mod theme;
 pub mod update;
 pub mod views;
 
+pub use action_worker::ActionBackend;
 pub use app::{App, UiOptions};
 pub use run::run_tui;
 pub use update::{Msg, event_to_msg, update};

@@ -2,6 +2,8 @@
 //! events, new frames and a 1 s clock tick; handle everything pending, draw at most once per
 //! batch and only when something visible changed. Nothing here waits on the network.
 
+use super::act;
+use super::action_worker::{self, WorkerTx};
 use super::app::{App, UiOptions};
 use super::update::{Msg, event_to_msg, update};
 use super::views::view;
@@ -78,6 +80,14 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
     let mut app = App::new(opts, Timestamp::now(), (size.width, size.height));
     let first = frames.borrow_and_update().clone();
     update(&mut app, Msg::Frame(first));
+    // The action worker owns the client; its answers arrive as messages like keys and frames.
+    let (worker_out, mut worker_msgs) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    let worker: Option<WorkerTx> = app
+        .opts
+        .actions
+        .clone()
+        .map(|b| action_worker::spawn(b, worker_out.clone()));
+    drop(worker_out);
 
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -87,6 +97,16 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
     let mut draw_at: Option<Instant> = None;
 
     loop {
+        for req in act::take_requests(&mut app) {
+            match &worker {
+                Some(w) => {
+                    if w.send(req).is_err() {
+                        app.set_error("the action worker stopped: actions are unavailable");
+                    }
+                }
+                None => tracing::warn!(?req, "an action request with no worker"),
+            }
+        }
         if app.quit {
             break;
         }
@@ -127,6 +147,7 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                     app.dirty = true;
                 }
             },
+            Some(m) = worker_msgs.recv(), if worker.is_some() => update(&mut app, m),
             _ = tick.tick() => update(&mut app, Msg::Tick(Timestamp::now())),
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }

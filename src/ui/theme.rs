@@ -11,6 +11,25 @@ use std::str::FromStr;
 
 pub const DEFAULT_TOML: &str = include_str!("../../themes/default.toml");
 
+/// Every shipped theme, compiled in, so `--theme NAME` works from any directory.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("default", DEFAULT_TOML),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+    (
+        "solarized-dark",
+        include_str!("../../themes/solarized-dark.toml"),
+    ),
+];
+
+/// The names `--theme` accepts without a path.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct File {
@@ -284,28 +303,38 @@ impl Theme {
         }
     }
 
-    /// `--theme NAME|FILE`: a path when it looks like one, else a name in the theme folders.
+    /// `--theme NAME|FILE`: a path when it looks like one; else a name, looked up in the
+    /// user's theme folder first (so a shipped theme can be overridden), then among the
+    /// compiled-in themes, then in `./themes`.
     pub fn load(spec: &str, config_dir: Option<&Path>, color: bool) -> anyhow::Result<Theme> {
-        if spec == "default" {
-            return Ok(Theme::builtin(color));
-        }
-        let path = if spec.ends_with(".toml") || spec.contains('/') {
+        let is_path = spec.ends_with(".toml") || spec.contains('/');
+        let path = if is_path {
             PathBuf::from(spec)
         } else {
-            let mut candidates = Vec::new();
-            if let Some(d) = config_dir {
-                candidates.push(d.join("themes").join(format!("{spec}.toml")));
+            let user = config_dir.map(|d| d.join("themes").join(format!("{spec}.toml")));
+            match user.filter(|p| p.is_file()) {
+                Some(p) => p,
+                None => {
+                    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == spec) {
+                        return Theme::from_toml(name, text, color);
+                    }
+                    let local = PathBuf::from("themes").join(format!("{spec}.toml"));
+                    if !local.is_file() {
+                        let mut tried: Vec<String> = config_dir
+                            .map(|d| d.join("themes").join(format!("{spec}.toml")))
+                            .into_iter()
+                            .map(|p| p.display().to_string())
+                            .collect();
+                        tried.push(local.display().to_string());
+                        anyhow::bail!(
+                            "theme {spec:?} not found: the built-in themes are {}; also looked in {}",
+                            builtin_names().join(", "),
+                            tried.join(", ")
+                        );
+                    }
+                    local
+                }
             }
-            candidates.push(PathBuf::from("themes").join(format!("{spec}.toml")));
-            candidates
-                .iter()
-                .find(|p| p.is_file())
-                .cloned()
-                .ok_or_else(|| {
-                    let tried: Vec<_> =
-                        candidates.iter().map(|p| p.display().to_string()).collect();
-                    anyhow::anyhow!("theme {spec:?} not found (looked in {})", tried.join(", "))
-                })?
         };
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading theme {}", path.display()))?;
@@ -475,6 +504,94 @@ mod tests {
         let e = Theme::from_toml("t", "[body]\nfgColor = \"blurple\"\n", true)
             .expect_err("bad colour must fail");
         assert!(format!("{e:#}").contains("body.fgColor"), "{e:#}");
+    }
+
+    /// The dotted keys of a TOML table (`frame.border.fgColor`).
+    fn keys(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(sub) => keys(sub, &path, out),
+                _ => out.push(path),
+            }
+        }
+    }
+
+    #[test]
+    fn every_shipped_theme_sets_every_key_and_every_colour_resolves() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("themes");
+        let mut expected = Vec::new();
+        keys(
+            &toml::from_str(DEFAULT_TOML).expect("default"),
+            "",
+            &mut expected,
+        );
+        expected.sort();
+        assert!(expected.len() >= 30, "{expected:?}");
+        // Every file in themes/ is compiled in, and the compiled copy is the file.
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .expect("themes/")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".toml").map(str::to_string))
+            .collect();
+        files.sort();
+        let mut names: Vec<String> = builtin_names().iter().map(|n| n.to_string()).collect();
+        names.sort();
+        assert_eq!(files, names);
+        for want in ["default", "light", "high-contrast", "solarized-dark"] {
+            assert!(names.iter().any(|n| n == want), "{want} is not shipped");
+        }
+        for (name, text) in BUILTIN {
+            let on_disk = std::fs::read_to_string(dir.join(format!("{name}.toml"))).expect("file");
+            assert_eq!(&on_disk, text, "{name}");
+            let mut got = Vec::new();
+            keys(&toml::from_str(text).expect("valid TOML"), "", &mut got);
+            got.sort();
+            assert_eq!(got, expected, "{name} must set exactly the documented keys");
+            // Every key resolves to a colour: parsed without the default underneath.
+            let f: File = toml::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for (key, value) in [
+                ("body.fgColor", &f.body.fg_color),
+                ("body.dimColor", &f.body.dim_color),
+                ("frame.status.errorColor", &f.frame.status.error_color),
+                ("views.yaml.valueColor", &f.views.yaml.value_color),
+            ] {
+                assert!(parse_color(value, key).is_ok(), "{name}: {key}");
+            }
+            let t = Theme::from_toml(name, text, true).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert_eq!(t.name, *name);
+            // And by name, from a directory with no themes/ folder.
+            let loaded = Theme::load(name, None, true).expect("by name");
+            assert_eq!(loaded, t);
+        }
+    }
+
+    #[test]
+    fn the_readme_documents_every_key() {
+        let readme = include_str!("../../themes/README.md");
+        let mut all = Vec::new();
+        keys(
+            &toml::from_str(DEFAULT_TOML).expect("default"),
+            "",
+            &mut all,
+        );
+        for k in all {
+            let leaf = k.rsplit('.').next().unwrap_or(&k);
+            assert!(
+                readme.contains(leaf),
+                "themes/README.md does not mention {k}"
+            );
+        }
+        for (name, _) in BUILTIN {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "README misses {name}"
+            );
+        }
     }
 
     #[test]

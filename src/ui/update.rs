@@ -2,7 +2,9 @@
 
 use super::app::{App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlState};
 use super::keys::{Action, COMMANDS, ScreenKind};
-use super::{format, select, views::layout};
+use super::{act, format, select, views::layout};
+use crate::actions::execute::{Outcome, StepEvent};
+use crate::actions::rbac::Denied;
 use crate::analysis::{ObjRef, RestoreId};
 use crate::cluster::Frame;
 use crossterm::event::{
@@ -31,6 +33,22 @@ pub enum Msg {
     Resize(u16, u16),
     Frame(Option<Arc<Frame>>),
     Tick(Timestamp),
+    /// The action worker: the permission checks of dialog `id` (the writes denied, or why the
+    /// check itself failed).
+    ActionChecked {
+        id: u64,
+        result: Result<Vec<Denied>, String>,
+    },
+    /// The action worker: a step of dialog `id`'s execution started, finished or conflicted.
+    ActionStep {
+        id: u64,
+        event: StepEvent,
+    },
+    /// The action worker: dialog `id`'s execution ended.
+    ActionDone {
+        id: u64,
+        outcome: Outcome,
+    },
 }
 
 /// Translates a terminal event for the current state; `None` for what the UI ignores (so an
@@ -91,11 +109,29 @@ pub fn update(app: &mut App, msg: Msg) {
             app.dirty = true;
         }
         Msg::Scroll(d) => {
-            move_cursor(app, d);
+            if app.modal.is_some() {
+                act::on_modal_scroll(app, d);
+            } else {
+                move_cursor(app, d);
+            }
             app.dirty = true;
         }
         Msg::Click { column, row } => {
-            on_click(app, column, row);
+            if app.modal.is_none() {
+                on_click(app, column, row);
+            }
+            app.dirty = true;
+        }
+        Msg::ActionChecked { id, result } => {
+            act::on_checked(app, id, result);
+            app.dirty = true;
+        }
+        Msg::ActionStep { id, event } => {
+            act::on_step(app, id, event);
+            app.dirty = true;
+        }
+        Msg::ActionDone { id, outcome } => {
+            act::on_done(app, id, outcome);
             app.dirty = true;
         }
     }
@@ -256,13 +292,7 @@ fn on_action(app: &mut App, a: Action) {
                 show_latest(app);
             }
         }
-        Action::Actions => {
-            if app.opts.readonly {
-                app.set_status("read-only session: no actions");
-            } else {
-                app.set_status("actions: coming");
-            }
-        }
+        Action::Actions => act::on_actions_key(app),
         Action::Quit => app.quit = true,
     }
 }
@@ -308,9 +338,7 @@ fn on_open(app: &mut App) {
 
 fn on_input(app: &mut App, k: KeyEvent) {
     if app.modal.is_some() {
-        if k.code == KeyCode::Esc {
-            app.modal = None;
-        }
+        act::on_modal_key(app, k);
         return;
     }
     match &mut app.mode {

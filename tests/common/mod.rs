@@ -1,5 +1,6 @@
 #![allow(dead_code)]
 
+pub mod action_data;
 pub mod ui_data;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

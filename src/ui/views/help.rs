@@ -1,7 +1,8 @@
 //! `?`: generated from the keymap and the command table, so it cannot disagree with them.
 
+use super::super::act;
 use super::super::app::App;
-use super::super::keys::{COMMANDS, ScreenKind};
+use super::super::keys::{Action, COMMANDS, ScreenKind};
 use super::common;
 use super::layout;
 use ratatui::Frame;
@@ -19,6 +20,9 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
     let km = app.keymap();
     let mut v = vec![Line::styled("Keys", t.title(true))];
     for b in &km.bindings {
+        if b.action == Action::Actions && !act::offered(app) {
+            continue;
+        }
         let here = b.screens.contains(&origin(app));
         let screens: Vec<&str> = b.screens.iter().map(|s| s.label()).collect();
         let where_ = if b.screens.len() >= 7 {

@@ -3,6 +3,7 @@
 pub mod chain;
 pub mod common;
 pub mod detail;
+pub mod dialog;
 pub mod events;
 pub mod findings;
 pub mod header;
@@ -34,4 +35,5 @@ pub fn view(app: &App, f: &mut Frame) {
         }
     }
     status::draw(f, app, a.status);
+    dialog::draw(f, app);
 }

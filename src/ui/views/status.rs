@@ -1,6 +1,8 @@
 //! The bottom line: the filter or command being typed, else the last message, else hints.
 
+use super::super::act;
 use super::super::app::{App, Mode, StatusKind};
+use super::super::format;
 use super::super::keys::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -42,13 +44,15 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
                     StatusKind::Info => t.text_info(),
                 },
             ),
-            None => hints(app),
+            None => hints(app, area.width),
         },
     };
     f.render_widget(Paragraph::new(line), area);
 }
 
-fn hints(app: &App) -> Line<'static> {
+/// Hints that fit the width: the less needed ones go first on a narrow terminal, so `help`
+/// and `quit` always stay.
+fn hints(app: &App, width: u16) -> Line<'static> {
     let t = app.theme();
     let km = app.keymap();
     let screen = app.screen.kind();
@@ -58,6 +62,7 @@ fn hints(app: &App) -> Line<'static> {
         (Action::NextPane, "pane"),
         (Action::Filter, "filter"),
         (Action::Yaml, "yaml"),
+        (Action::Actions, "actions"),
         (Action::Command, "cmd"),
         (
             Action::Freeze,
@@ -66,12 +71,34 @@ fn hints(app: &App) -> Line<'static> {
         (Action::Help, "help"),
         (Action::Quit, "quit"),
     ];
-    let mut spans = Vec::new();
-    for (a, label) in wanted {
-        if km.for_screen(screen).any(|b| b.action == a) {
-            spans.push(Span::styled(format!("<{}>", km.key_label(a)), t.key()));
-            spans.push(Span::styled(format!(" {label}  "), t.hint()));
+    let mut shown: Vec<(Action, String, &str)> = wanted
+        .into_iter()
+        .filter(|(a, _)| *a != Action::Actions || act::offered(app))
+        .filter(|(a, _)| km.for_screen(screen).any(|b| b.action == *a))
+        .map(|(a, label)| (a, km.key_label(a), label))
+        .collect();
+    let len = |v: &[(Action, String, &str)]| {
+        v.iter()
+            .map(|(_, k, l)| format::width(k) + format::width(l) + 5)
+            .sum::<usize>()
+    };
+    for drop in [
+        Action::Command,
+        Action::Freeze,
+        Action::Filter,
+        Action::Yaml,
+        Action::Back,
+        Action::NextPane,
+    ] {
+        if len(&shown) <= usize::from(width) {
+            break;
         }
+        shown.retain(|(a, ..)| *a != drop);
+    }
+    let mut spans = Vec::new();
+    for (_, key, label) in shown {
+        spans.push(Span::styled(format!("<{key}>"), t.key()));
+        spans.push(Span::styled(format!(" {label}  "), t.hint()));
     }
     Line::from(spans)
 }

@@ -1,0 +1,498 @@
+//! The action dialog's state and its pure transitions: what `a` offers for the selection, the
+//! plan the operator reviews, the typed confirmation, then the progress and the result.
+//!
+//! The dialog holds the `Plan` value it shows; confirming sends exactly that value to the
+//! worker (gitui's `process_confirmed_action`, kdash's `Modal{on_confirm}`). The default is
+//! "no": Esc cancels, and Enter confirms only once the typed text equals the target's name.
+
+use super::action_worker::WorkerRequest;
+use super::offer::request;
+use crate::actions::execute::{Outcome, StepEvent};
+use crate::actions::rbac::Denied;
+use crate::actions::{Op, Plan, Refusal, Target, plan};
+use crate::analysis::ActionKind;
+use crate::cluster::Snapshot;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+/// One action on one target, and why it is offered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub action: ActionKind,
+    pub target: Target,
+    /// The finding that suggests it (`rename-half-done`); `None` when offered by the registry.
+    pub because: Option<String>,
+}
+
+/// What planning a choice on the frame's snapshot gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Planned {
+    Plan(Box<Plan>),
+    Refused(Refusal),
+    /// reclaim-orig with no recorded policy: the operator picks one before anything is planned.
+    NeedsPolicy {
+        class_policy: Option<String>,
+    },
+}
+
+impl Planned {
+    /// A short word for the menu.
+    pub fn summary(&self) -> String {
+        match self {
+            Planned::Plan(p) if p.ops.is_empty() => "nothing to do".into(),
+            Planned::Plan(p) => format!(
+                "{} write{}",
+                p.ops.len(),
+                if p.ops.len() == 1 { "" } else { "s" }
+            ),
+            Planned::Refused(r) => format!("refused: {}", r.reason),
+            Planned::NeedsPolicy { .. } => "asks for the reclaim policy".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuEntry {
+    pub choice: Choice,
+    pub planned: Planned,
+}
+
+/// Several actions apply: the operator picks one (Enter only opens its plan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Menu {
+    /// What the actions are for (`RestoreJob tenant-a/restore-test`).
+    pub about: String,
+    pub entries: Vec<MenuEntry>,
+    pub selected: usize,
+}
+
+/// The answer of the SelfSubjectAccessReviews for the plan's writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Perms {
+    Checking,
+    Allowed,
+    Denied(Vec<Denied>),
+    /// The check itself failed: the server will decide at the write.
+    Unknown(String),
+}
+
+impl Perms {
+    pub fn may_confirm(&self) -> bool {
+        matches!(self, Perms::Allowed | Perms::Unknown(_))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    Pending,
+    Running,
+    Done,
+    /// A precondition failed; the executor re-reads and re-plans.
+    Conflict,
+    /// The action completed without this write: someone (or an earlier run) already made it.
+    NotNeeded,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepLine {
+    pub op: Op,
+    pub state: StepState,
+    /// The conflict's message.
+    pub note: Option<String>,
+}
+
+// The dialog is boxed whole inside `Modal`, so the size of its biggest stage costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Stage {
+    Refused(Refusal),
+    ChoosePolicy {
+        class_policy: Option<String>,
+        /// Delete is selected (else Retain).
+        delete: bool,
+    },
+    Review {
+        plan: Plan,
+        perms: Perms,
+        input: TextArea<'static>,
+        /// Enter was pressed with a name that does not match.
+        mismatch: bool,
+    },
+    Running {
+        plan: Plan,
+        steps: Vec<StepLine>,
+    },
+    Finished {
+        plan: Plan,
+        steps: Vec<StepLine>,
+        outcome: Outcome,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Dialog {
+    /// Ties worker answers to this dialog.
+    pub id: u64,
+    pub choice: Choice,
+    pub stage: Stage,
+    /// First line of the plan text shown (↑/↓ scroll it).
+    pub scroll: u16,
+}
+
+impl Dialog {
+    pub fn plan(&self) -> Option<&Plan> {
+        match &self.stage {
+            Stage::Review { plan, .. }
+            | Stage::Running { plan, .. }
+            | Stage::Finished { plan, .. } => Some(plan),
+            Stage::Refused(_) | Stage::ChoosePolicy { .. } => None,
+        }
+    }
+
+    /// The text typed into the confirmation field.
+    pub fn typed(&self) -> Option<String> {
+        match &self.stage {
+            Stage::Review { input, .. } => Some(input.lines().join("")),
+            _ => None,
+        }
+    }
+}
+
+/// What a key did to the dialog, for `update` to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    /// Close the dialog; the message goes to the status line.
+    Close(String),
+    /// Plan again with this policy (reclaim-orig).
+    PlanWithPolicy(String),
+    Send(WorkerRequest),
+    /// Tell the operator something without closing.
+    Say(String),
+}
+
+fn confirm_field() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("type the name here");
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t
+}
+
+/// A dialog on what planning gave; a plan with writes also asks the worker for permissions.
+pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<WorkerRequest>) {
+    let (stage, req) = match planned {
+        Planned::Refused(r) => (Stage::Refused(r), None),
+        Planned::NeedsPolicy { class_policy } => (
+            Stage::ChoosePolicy {
+                // The class's policy is the likely original; without one, keep the data.
+                delete: class_policy.as_deref() == Some("Delete"),
+                class_policy,
+            },
+            None,
+        ),
+        Planned::Plan(p) => review(id, *p),
+    };
+    (
+        Dialog {
+            id,
+            choice,
+            stage,
+            scroll: 0,
+        },
+        req,
+    )
+}
+
+fn review(id: u64, plan: Plan) -> (Stage, Option<WorkerRequest>) {
+    let (perms, req) = if plan.ops.is_empty() {
+        (Perms::Allowed, None)
+    } else {
+        (
+            Perms::Checking,
+            Some(WorkerRequest::Check {
+                id,
+                ops: plan.ops.clone(),
+            }),
+        )
+    };
+    (
+        Stage::Review {
+            plan,
+            perms,
+            input: confirm_field(),
+            mismatch: false,
+        },
+        req,
+    )
+}
+
+/// After the policy choice: plan with it. A refusal now is shown like any other.
+pub fn replan_with_policy(
+    d: &mut Dialog,
+    snap: &Snapshot,
+    policy: String,
+) -> Option<WorkerRequest> {
+    match plan(snap, &request(&d.choice, Some(policy))) {
+        Ok(p) => {
+            let (stage, req) = review(d.id, p);
+            d.stage = stage;
+            req
+        }
+        Err(r) => {
+            d.stage = Stage::Refused(r);
+            None
+        }
+    }
+}
+
+// ---- keys -----------------------------------------------------------------------------------
+
+const SCROLL_PAGE: u16 = 10;
+
+fn scroll(d: &mut Dialog, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Up => d.scroll = d.scroll.saturating_sub(1),
+        KeyCode::Down => d.scroll = d.scroll.saturating_add(1),
+        KeyCode::PageUp => d.scroll = d.scroll.saturating_sub(SCROLL_PAGE),
+        KeyCode::PageDown => d.scroll = d.scroll.saturating_add(SCROLL_PAGE),
+        _ => return false,
+    }
+    true
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuKey {
+    Stay,
+    Close,
+    Open(usize),
+}
+
+/// Keys on the menu: move, open an entry (its plan, not the action), or close.
+pub fn menu_key(m: &mut Menu, k: &KeyEvent) -> MenuKey {
+    let n = m.entries.len();
+    match k.code {
+        KeyCode::Esc | KeyCode::Char('q') => return MenuKey::Close,
+        KeyCode::Up | KeyCode::Char('k') => m.selected = m.selected.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => {
+            m.selected = (m.selected + 1).min(n.saturating_sub(1));
+        }
+        KeyCode::Enter if n > 0 => return MenuKey::Open(m.selected),
+        KeyCode::Char(c @ '1'..='9') => {
+            let i = c as usize - '1' as usize;
+            if i < n {
+                m.selected = i;
+                return MenuKey::Open(i);
+            }
+        }
+        _ => {}
+    }
+    MenuKey::Stay
+}
+
+/// Keys on the dialog.
+pub fn dialog_key(d: &mut Dialog, k: &KeyEvent) -> Effect {
+    let esc = k.code == KeyCode::Esc;
+    let enter = k.code == KeyCode::Enter
+        || (k.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(k.code, KeyCode::Char('m' | 'j')));
+    match &mut d.stage {
+        Stage::Running { .. } => {
+            if esc || enter {
+                return Effect::Say(
+                    "the action is running: its result follows (the executor stops only between writes)".into(),
+                );
+            }
+            scroll(d, k);
+            Effect::None
+        }
+        Stage::Refused(_) => {
+            if esc || enter || k.code == KeyCode::Char('q') {
+                return Effect::Close(String::new());
+            }
+            scroll(d, k);
+            Effect::None
+        }
+        Stage::Finished { outcome, .. } => {
+            if esc || enter || k.code == KeyCode::Char('q') {
+                return Effect::Close(outcome_line(outcome));
+            }
+            scroll(d, k);
+            Effect::None
+        }
+        Stage::ChoosePolicy { delete, .. } => match k.code {
+            KeyCode::Esc => Effect::Close("cancelled: nothing was written".into()),
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Char('j' | 'k') => {
+                *delete = !*delete;
+                Effect::None
+            }
+            KeyCode::Char('d' | 'D') => {
+                *delete = true;
+                Effect::None
+            }
+            KeyCode::Char('r' | 'R') => {
+                *delete = false;
+                Effect::None
+            }
+            // Enter only picks the policy to plan with; the plan is confirmed later by name.
+            KeyCode::Enter => {
+                Effect::PlanWithPolicy(if *delete { "Delete" } else { "Retain" }.into())
+            }
+            _ => Effect::None,
+        },
+        Stage::Review { .. } => {
+            if esc {
+                return Effect::Close("cancelled: nothing was written".into());
+            }
+            if enter {
+                return confirm(d);
+            }
+            if scroll(d, k) {
+                return Effect::None;
+            }
+            if let Stage::Review {
+                plan,
+                perms,
+                input,
+                mismatch,
+            } = &mut d.stage
+                && !plan.ops.is_empty()
+                && perms.may_confirm()
+            {
+                input.input(*k);
+                // One line only: whatever a shortcut inserted as a line break is dropped.
+                if input.lines().len() > 1 {
+                    let joined = input.lines().join("");
+                    *input = confirm_field();
+                    input.insert_str(joined);
+                }
+                *mismatch = false;
+            }
+            Effect::None
+        }
+    }
+}
+
+/// Enter on the review: confirms only when the typed text is exactly the target's name and
+/// the writes are allowed. Whatever else, nothing happens but a hint.
+fn confirm(d: &mut Dialog) -> Effect {
+    let id = d.id;
+    let Stage::Review {
+        plan,
+        perms,
+        input,
+        mismatch,
+    } = &mut d.stage
+    else {
+        return Effect::None;
+    };
+    if plan.ops.is_empty() {
+        return Effect::Close(format!("{}: nothing to do", plan.request.action));
+    }
+    match perms {
+        Perms::Denied(_) => return Effect::Say("forbidden: this action cannot run".into()),
+        Perms::Checking => {
+            return Effect::Say("still checking permissions: confirm once they are known".into());
+        }
+        Perms::Allowed | Perms::Unknown(_) => {}
+    }
+    let typed = input.lines().join("");
+    if typed != plan.confirm_name() {
+        *mismatch = true;
+        return Effect::Say(format!(
+            "type {} exactly to confirm (esc cancels)",
+            plan.confirm_name()
+        ));
+    }
+    let plan = plan.clone();
+    let steps = plan
+        .ops
+        .iter()
+        .map(|op| StepLine {
+            op: op.clone(),
+            state: StepState::Pending,
+            note: None,
+        })
+        .collect();
+    d.stage = Stage::Running {
+        plan: plan.clone(),
+        steps,
+    };
+    d.scroll = 0;
+    Effect::Send(WorkerRequest::Execute {
+        id,
+        plan: Box::new(plan),
+    })
+}
+
+// ---- worker answers -------------------------------------------------------------------------
+
+pub fn on_checked(d: &mut Dialog, result: Result<Vec<Denied>, String>) {
+    if let Stage::Review { perms, .. } = &mut d.stage
+        && *perms == Perms::Checking
+    {
+        *perms = match result {
+            Ok(denied) if denied.is_empty() => Perms::Allowed,
+            Ok(denied) => Perms::Denied(denied),
+            Err(e) => Perms::Unknown(e),
+        };
+    }
+}
+
+pub fn on_step(d: &mut Dialog, event: StepEvent) {
+    let Stage::Running { steps, .. } = &mut d.stage else {
+        return;
+    };
+    let (op, state, note) = match event {
+        StepEvent::Start(op) => (op, StepState::Running, None),
+        StepEvent::Done(op) => (op, StepState::Done, None),
+        StepEvent::Conflict(op, msg) => (op, StepState::Conflict, Some(msg)),
+    };
+    // The executor re-plans, so the op may carry UIDs filled in since: match by step identity.
+    match steps
+        .iter_mut()
+        .find(|s| s.state != StepState::Done && s.op.same_step(&op))
+    {
+        Some(s) => {
+            s.op = op;
+            s.state = state;
+            if note.is_some() || state == StepState::Done {
+                s.note = note;
+            }
+        }
+        None => steps.push(StepLine { op, state, note }),
+    }
+}
+
+pub fn on_done(d: &mut Dialog, outcome: Outcome) {
+    let Stage::Running { plan, steps } = &mut d.stage else {
+        return;
+    };
+    let mut steps = std::mem::take(steps);
+    if matches!(outcome, Outcome::Completed { .. }) {
+        for s in &mut steps {
+            if s.state != StepState::Done {
+                s.state = StepState::NotNeeded;
+            }
+        }
+    }
+    d.stage = Stage::Finished {
+        plan: plan.clone(),
+        steps,
+        outcome,
+    };
+}
+
+/// The result in a line (dialog and status line).
+pub fn outcome_line(o: &Outcome) -> String {
+    let w = |n: usize| format!("{n} write{}", if n == 1 { "" } else { "s" });
+    match o {
+        Outcome::Completed { writes: 0 } => "completed: nothing needed writing".into(),
+        Outcome::Completed { writes } => format!("completed: {}", w(*writes)),
+        Outcome::Interrupted { writes } => {
+            format!("interrupted after {}: re-run resumes", w(*writes))
+        }
+        Outcome::Stopped { writes, reason } => {
+            format!("stopped after {}: {reason}", w(*writes))
+        }
+    }
+}

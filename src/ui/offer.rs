@@ -1,0 +1,170 @@
+//! What `a` offers for the selection, planned on the frame's snapshot: a finding's own action
+//! on the object it names, a restore's findings' actions then the registry's restore actions,
+//! a PVC's registry actions (reclaim-orig first for an `-orig` name). Pure: no API, no clock.
+
+use super::dialog::{Choice, Menu, MenuEntry, Planned};
+use crate::actions::{self, ActionRequest, Target, plan};
+use crate::analysis::{ActionKind, Finding, Report, RestoreView};
+use crate::cluster::Snapshot;
+use crate::model::Kind;
+use crate::model::names::parse_orig_name;
+
+// ---- what `a` offers ----------------------------------------------------------------------
+
+fn target_for_finding(f: &Finding, action: ActionKind) -> Option<Target> {
+    let spec = actions::spec(action);
+    let pvc = f
+        .objects
+        .iter()
+        .find(|o| o.kind == Kind::PersistentVolumeClaim);
+    if spec.on_pvc
+        && let Some(p) = pvc
+    {
+        return Some(Target::Pvc {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+        });
+    }
+    if spec.on_restore
+        && let Some(r) = &f.restore
+    {
+        return Some(Target::Restore {
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+        });
+    }
+    None
+}
+
+/// The action a finding names, on the object it is about.
+pub fn for_finding(f: &Finding) -> Result<Choice, String> {
+    let Some(action) = f.action else {
+        return Err(format!(
+            "{} has no repair action: see its remedy",
+            f.code.as_str()
+        ));
+    };
+    let target = target_for_finding(f, action).ok_or_else(|| {
+        format!(
+            "{}: cannot tell which object {action} would act on",
+            f.code.as_str()
+        )
+    })?;
+    Ok(Choice {
+        action,
+        target,
+        because: Some(f.code.as_str().to_string()),
+    })
+}
+
+fn push_unique(v: &mut Vec<Choice>, c: Choice) {
+    if !v
+        .iter()
+        .any(|o| o.action == c.action && o.target == c.target)
+    {
+        v.push(c);
+    }
+}
+
+/// A restore: the actions its findings name first, then every action the registry says
+/// applies to a restore.
+pub fn for_restore(report: &Report, r: &RestoreView) -> Vec<Choice> {
+    let mut v = Vec::new();
+    let mut fs: Vec<&Finding> = report.findings_for(&r.id).collect();
+    fs.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    for f in fs {
+        if let Ok(c) = for_finding(f) {
+            push_unique(&mut v, c);
+        }
+    }
+    for spec in actions::ACTIONS.iter().filter(|s| s.on_restore) {
+        push_unique(
+            &mut v,
+            Choice {
+                action: spec.kind,
+                target: Target::Restore {
+                    namespace: r.id.namespace.clone(),
+                    name: r.id.name.clone(),
+                },
+                because: None,
+            },
+        );
+    }
+    v
+}
+
+/// A PVC: the registry's PVC actions; reclaim-orig first and only for an `-orig` name.
+pub fn for_pvc(namespace: &str, name: &str) -> Vec<Choice> {
+    let is_orig = parse_orig_name(name).is_some();
+    let mut specs: Vec<_> = actions::ACTIONS
+        .iter()
+        .filter(|s| s.on_pvc)
+        .filter(|s| is_orig || s.kind != ActionKind::ReclaimOrig)
+        .collect();
+    specs.sort_by_key(|s| s.kind != ActionKind::ReclaimOrig);
+    specs
+        .into_iter()
+        .map(|s| Choice {
+            action: s.kind,
+            target: Target::Pvc {
+                namespace: namespace.into(),
+                name: name.into(),
+            },
+            because: None,
+        })
+        .collect()
+}
+
+// ---- planning (pure, on the frame's snapshot) ---------------------------------------------
+
+fn class_policy(report: &Report, t: &Target) -> Option<String> {
+    let Target::Pvc { namespace, name } = t else {
+        return None;
+    };
+    report
+        .orig_pvcs
+        .iter()
+        .find(|o| &o.namespace == namespace && &o.pvc.name == name)
+        .and_then(|o| o.class_policy.clone())
+}
+
+pub fn request(choice: &Choice, policy: Option<String>) -> ActionRequest {
+    ActionRequest {
+        action: choice.action,
+        target: choice.target.clone(),
+        policy,
+    }
+}
+
+/// Plans a choice. reclaim-orig that only a policy choice would make plannable asks for it,
+/// with the StorageClass's policy as the likely one.
+pub fn plan_choice(snap: &Snapshot, report: &Report, choice: &Choice) -> Planned {
+    match plan(snap, &request(choice, None)) {
+        Ok(p) => Planned::Plan(Box::new(p)),
+        Err(r) => {
+            let with_policy = plan(snap, &request(choice, Some("Retain".into())));
+            if choice.action == ActionKind::ReclaimOrig && with_policy.is_ok() {
+                Planned::NeedsPolicy {
+                    class_policy: class_policy(report, &choice.target),
+                }
+            } else {
+                Planned::Refused(r)
+            }
+        }
+    }
+}
+
+pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice>) -> Menu {
+    let entries = choices
+        .into_iter()
+        .map(|choice| MenuEntry {
+            planned: plan_choice(snap, report, &choice),
+            choice,
+        })
+        .collect();
+    Menu {
+        about,
+        entries,
+        selected: 0,
+    }
+}
