@@ -667,12 +667,6 @@ fn plan_servername(snap: &Snapshot, req: &ActionRequest, p: &mut Plan) -> Result
     };
     let rj = get_restore(snap, ns, name, p)?;
     p.restore = Some(restore_ref(rj));
-    if rj.phase.is_terminal() {
-        return refuse(format!(
-            "{name} is {}: the repair only helps while the restore runs",
-            rj.phase.as_str()
-        ));
-    }
     let settings = Settings::default();
     let ctx = ctx_for(snap, &settings, rj);
     let Some(app) = ctx.app().map(str::to_string) else {
@@ -716,6 +710,18 @@ fn plan_servername(snap: &Snapshot, req: &ActionRequest, p: &mut Plan) -> Result
             return refuse(format!("the plugin serverName is unreadable ({raw})"));
         }
     };
+    // Already right: nothing to do whatever the phase, so a rerun after success (or a restore
+    // that finished a moment after the repair) is a no-op, not a refusal.
+    if current == new_name {
+        p.outcome = format!("Cluster {cluster_name} already archives under {new_name}");
+        return Ok(());
+    }
+    if rj.phase.is_terminal() {
+        return refuse(format!(
+            "{name} is {}: the repair only helps while the restore runs",
+            rj.phase.as_str()
+        ));
+    }
     if current != new_name {
         p.ops.push(Op::SetServerName {
             namespace: ns.clone(),

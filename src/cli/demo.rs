@@ -71,6 +71,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<i32> {
     if let Some(d) = config.stall_after()? {
         settings.stall_after = d;
     }
+    if !args.readonly {
+        opts.actions = Some(crate::ui::ActionBackend {
+            client: sim.client()?,
+            user: "demo-operator".into(),
+            context: "restorewatch-demo".into(),
+        });
+    }
     let source = crate::cluster::live::start(
         sim.client()?,
         crate::cluster::live::LiveOptions {

@@ -10,7 +10,6 @@ use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_object};
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +20,10 @@ use tokio::task::JoinHandle;
 const MIN_FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// Re-analysis without changes, so that ages, stalls and deadlines move on.
 const TICK: Duration = Duration::from_secs(1);
+/// Reconnect delays after a failed watch: doubling from MIN to MAX; a 403 waits longest.
+const BACKOFF_MIN: Duration = Duration::from_millis(500);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+const BACKOFF_FORBIDDEN: Duration = Duration::from_secs(300);
 
 pub struct LiveOptions {
     pub namespace: Option<String>,
@@ -126,48 +129,70 @@ async fn watch_kind(
         // Only the restore's own events are read; all events of a busy cluster are many.
         config = config.fields("involvedObject.kind=RestoreJob");
     }
-    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-    let mut buffer: Vec<AnyObject> = Vec::new();
-    while let Some(item) = stream.next().await {
-        let change = match item {
-            Ok(Event::Init) => {
-                buffer.clear();
-                Change::Resync(info.kind)
-            }
-            Ok(Event::InitApply(o)) => {
-                if let Some(obj) = to_object(info, o) {
-                    buffer.push(obj);
+    // After an error the stream is rebuilt (a fresh LIST) rather than resumed: a resumed watch
+    // on a quiet kind sends nothing, so nothing would ever tell that it is healthy again; the
+    // relist ends in InitDone and also catches what was missed meanwhile.
+    let mut backoff = BACKOFF_MIN;
+    loop {
+        let mut stream = watcher::watcher(api.clone(), config.clone()).boxed();
+        let mut buffer: Vec<AnyObject> = Vec::new();
+        let mut failure: Option<(Option<u16>, String)> = None;
+        while let Some(item) = stream.next().await {
+            let change = match item {
+                Ok(Event::Init) => {
+                    buffer.clear();
+                    Change::Resync(info.kind)
                 }
-                continue;
-            }
-            Ok(Event::InitDone) => Change::Replace(info.kind, std::mem::take(&mut buffer)),
-            Ok(Event::Apply(o)) => match to_object(info, o) {
-                Some(obj) => Change::Upsert(Box::new(obj)),
-                None => continue,
-            },
-            Ok(Event::Delete(o)) => Change::Delete(info.kind, key_of(&o)),
-            Err(e) => {
-                let code = match &e {
-                    watcher::Error::InitialListFailed(e)
-                    | watcher::Error::WatchStartFailed(e)
-                    | watcher::Error::WatchFailed(e) => status_code(e),
-                    watcher::Error::WatchError(s) => Some(s.code),
-                    watcher::Error::NoResourceVersion => None,
-                };
-                match code {
-                    // Not installed: say so once and stop; a restart picks it up if installed.
-                    Some(404) => {
-                        let _ = tx.send(Change::NotInstalled(info.kind)).await;
-                        return;
+                Ok(Event::InitApply(o)) => {
+                    if let Some(obj) = to_object(info, o) {
+                        buffer.push(obj);
                     }
-                    Some(403) => Change::Forbidden(info.kind, e.to_string()),
-                    _ => Change::Error(info.kind, e.to_string()),
+                    continue;
                 }
+                Ok(Event::InitDone) => {
+                    backoff = BACKOFF_MIN;
+                    Change::Replace(info.kind, std::mem::take(&mut buffer))
+                }
+                Ok(Event::Apply(o)) => match to_object(info, o) {
+                    Some(obj) => Change::Upsert(Box::new(obj)),
+                    None => continue,
+                },
+                Ok(Event::Delete(o)) => Change::Delete(info.kind, key_of(&o)),
+                Err(e) => {
+                    let code = match &e {
+                        watcher::Error::InitialListFailed(e)
+                        | watcher::Error::WatchStartFailed(e)
+                        | watcher::Error::WatchFailed(e) => status_code(e),
+                        watcher::Error::WatchError(s) => Some(s.code),
+                        watcher::Error::NoResourceVersion => None,
+                    };
+                    failure = Some((code, e.to_string()));
+                    break;
+                }
+            };
+            if tx.send(change).await.is_err() {
+                return;
             }
+        }
+        let (code, error) = failure.unwrap_or((None, "the watch stream ended".into()));
+        let change = match code {
+            // Not installed: say so once and stop; a restart picks it up if it gets installed.
+            Some(404) => {
+                let _ = tx.send(Change::NotInstalled(info.kind)).await;
+                return;
+            }
+            // No access: report it, then ask again only rarely.
+            Some(403) => {
+                backoff = BACKOFF_FORBIDDEN;
+                Change::Forbidden(info.kind, error)
+            }
+            _ => Change::Error(info.kind, error),
         };
         if tx.send(change).await.is_err() {
             return;
         }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(BACKOFF_MAX).max(BACKOFF_MIN);
     }
 }
 
