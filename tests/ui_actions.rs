@@ -134,7 +134,9 @@ fn a_on_a_restore_lists_every_action_that_applies() {
             ActionKind::ResumeRelease
         ]
     );
-    assert!(matches!(&m.entries[3].planned, Planned::Refused(r) if r.reason.contains("does not restore a Postgres application")));
+    assert!(
+        matches!(&m.entries[3].planned, Planned::Refused(r) if r.reason.contains("does not restore a Postgres application"))
+    );
     assert!(a.outbox.is_empty(), "a menu asks nothing of the cluster");
     // Enter opens the plan of the entry under the cursor; it confirms nothing.
     press(&mut a, KeyCode::Char('j'));

@@ -9,8 +9,38 @@ use crate::sim::{Scenario, Sim, SimConfig};
 use clap::Args;
 use std::io::IsTerminal;
 
-/// Played when no `--scenario` is given: healthy and broken VM and Postgres restores at once.
-pub const DEFAULT_SCENARIOS: &[&str] = &["vm-healthy", "pg-healthy"];
+/// Played when no `--scenario` is given: healthy and broken VM and Postgres restores at once,
+/// two of them waiting for the operator's repair.
+pub const DEFAULT_SCENARIOS: &[&str] = &[
+    "vm-healthy",
+    "pg-healthy",
+    "demo-rename-half-done",
+    "demo-servername-reverted",
+    "vm-rename-cache-race",
+    "vm-reused-restore-name",
+    "vm-orig-deleted-leak",
+    "pg-deadline-near",
+];
+
+/// A built-in scenario moved into a namespace of its own (named after it, so the namespace
+/// column says what is being shown) with UIDs and PV names of its own, so that several can
+/// play side by side. Files given by path are played as written.
+pub fn isolated(name: &str, slot: usize) -> anyhow::Result<Scenario> {
+    let Some((_, text)) = crate::sim::scenario::BUILTIN
+        .iter()
+        .find(|(f, _)| f.strip_suffix(".yaml") == Some(name))
+    else {
+        return Scenario::load(name);
+    };
+    let ns: String = name.chars().take(63).collect();
+    // Every built-in scenario spells its UUIDs ...-4000-8000-...: a slot number there keeps
+    // them valid UUIDs and makes PV names and uid references unique per scenario.
+    let text = text
+        .replace("tenant-a", &ns)
+        .replace("tenant-b", &ns)
+        .replace("-4000-8000-", &format!("-4000-8{:03x}-", slot % 0x1000));
+    Scenario::parse(&text).map_err(|e| anyhow::anyhow!("built-in scenario {name}: {e:#}"))
+}
 
 #[derive(Debug, Clone, Args)]
 #[command(
@@ -48,7 +78,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<i32> {
     };
     let scenarios = names
         .iter()
-        .map(|n| Scenario::load(n))
+        .enumerate()
+        .map(|(i, n)| isolated(n, i + 1))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let config = Config::load()?;
     let tui_args = TuiArgs {

@@ -28,7 +28,7 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
         return Vec::new();
     };
     let f = filter_of(app, ScreenKind::Restores);
-    frame
+    let mut v: Vec<&RestoreView> = frame
         .report
         .restores
         .iter()
@@ -48,7 +48,19 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
                 ],
             )
         })
-        .collect()
+        .collect();
+    // Worst news first (errors, then warnings), running before finished, then by name: info
+    // findings do not reorder, so a healthy list keeps its name order.
+    let worst = |r: &RestoreView| {
+        frame
+            .report
+            .findings_for(&r.id)
+            .map(|x| x.severity)
+            .filter(|s| *s >= crate::analysis::Severity::Warning)
+            .max()
+    };
+    v.sort_by_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
+    v
 }
 
 fn finding_in_scope(app: &App, f: &Finding) -> bool {

@@ -13,9 +13,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 const COLS: &[Col] = &[
-    Col::new("NAMESPACE", Constraint::Max(18)),
-    Col::new("NAME", Constraint::Fill(2)),
-    Col::new("TARGET", Constraint::Fill(1)).from(100),
+    Col::new("NAMESPACE", Constraint::Max(32)),
+    Col::new("NAME", Constraint::Max(48)),
+    Col::new("TARGET", Constraint::Max(40)).from(100),
     Col::new("DRIVER", Constraint::Length(6)).from(110),
     Col::new("PHASE", Constraint::Length(9)),
     Col::new("STEP", Constraint::Max(20)),
