@@ -1,0 +1,147 @@
+//! End to end, as a person uses it: the binary's `demo` in a real terminal (tmux), keys sent,
+//! the screen read back, and the terminal checked after quitting. CI runs it on the release
+//! binary (`RESTOREWATCH_E2E_BIN`); locally it uses the test build.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+    _home: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux is required for the end-to-end test (apt-get install tmux)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "e2e"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.run(&["send-keys", "-t", "e2e", k]);
+            // Keys of a person, not a paste: the dashboard handles each before the next.
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    /// Waits (bounded) for the screen to satisfy `want`; fails showing the screen.
+    fn wait(&self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if want(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no screen with {what} within 30 s; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back() {
+    let bin = std::env::var("RESTOREWATCH_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+    let home = tempfile::tempdir().expect("temp dir");
+    let t = Tmux {
+        socket: format!("rw-e2e-{}", std::process::id()),
+        _home: home,
+    };
+    let state = t._home.path().join("state");
+    let script = format!(
+        "echo BEFORE-DEMO; XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} demo --speed 20; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+        state.display(),
+        t._home.path().join("config").display()
+    );
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "140",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+
+    // The list comes up with every demo restore, and the broken ones carry error badges.
+    let s = t.wait("the restores list", |s| {
+        s.contains("restores[8]") && s.contains("vm-rename-cache") && s.contains("E ")
+    });
+    assert!(s.contains("NAMESPACE") && s.contains("FINDINGS"), "{s}");
+    // The worst restore is on top: its row has an error badge.
+    let first_row = s.lines().find(|l| l.contains("restore-")).unwrap_or("");
+    assert!(
+        first_row.contains('E'),
+        "the first row is a broken restore: {first_row}"
+    );
+
+    // Open it: the step timeline and the failed step.
+    t.keys(&["Enter"]);
+    let s = t.wait("the restore detail", |s| {
+        s.contains("restore ") && s.contains("Steps") && s.contains("keep-disks")
+    });
+    assert!(
+        s.contains("validate") && s.contains("velero-restore"),
+        "{s}"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the list again", |s| s.contains("restores[8]"));
+
+    // The -orig PVC inventory, by command.
+    t.keys(&[":", "orig", "Enter"]);
+    let s = t.wait("the -orig PVCs", |s| s.contains("-orig PVCs["));
+    assert!(s.contains("-orig-"), "{s}");
+
+    // Back to restores, filtered.
+    t.keys(&[":", "restores", "Enter", "/", "rename", "Enter"]);
+    let s = t.wait("a filtered list", |s| s.contains("restores[2]"));
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("restore-")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(
+        rows.iter().all(|r| r.contains("rename")),
+        "only rows matching the filter: {rows:?}"
+    );
+    t.keys(&["Escape"]);
+
+    // Help from the one keymap.
+    t.keys(&["?"]);
+    let s = t.wait("the help", |s| s.contains("help") && s.contains("freeze"));
+    assert!(s.contains("filter"), "{s}");
+    t.keys(&["Escape"]);
+
+    // Quit: the program ends cleanly and the terminal is back in cooked mode.
+    t.keys(&["q"]);
+    let s = t.wait("the shell after quitting", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert!(
+        s.lines().any(|l| l.trim() == "icanon"),
+        "the terminal must be back in canonical mode:\n{s}"
+    );
+    assert!(
+        s.contains("BEFORE-DEMO"),
+        "the alternate screen is left: the shell's screen is back:\n{s}"
+    );
+}
