@@ -189,8 +189,8 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let mut report = analysis::analyze(&snap, &settings, now);
     scope_report(&mut report, args.cluster.namespace.as_deref());
     match args.output {
-        Format::Json => println!("{}", output::json(&report)),
-        Format::Text => print!("{}", output::text(&report, output::use_colour())),
+        Format::Json => output::emit(&format!("{}\n", output::json(&report))),
+        Format::Text => output::emit(&output::text(&report, output::use_colour())),
     }
     let fails = args
         .fail_on

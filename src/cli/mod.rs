@@ -4,6 +4,7 @@
 pub mod action;
 pub mod check;
 pub mod common;
+pub mod completions;
 pub mod demo;
 pub mod output;
 pub mod tui;
@@ -36,6 +37,11 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// The built-in Kubernetes API emulator: serve scenarios or a kubectl dump
     #[command(subcommand)]
     Sim(crate::sim::cli::SimCommand),

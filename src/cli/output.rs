@@ -189,3 +189,11 @@ pub fn text(report: &Report, colour: bool) -> String {
     );
     out
 }
+
+/// Writes to stdout; a reader that went away (`| head`) ends the output quietly instead of
+/// panicking as `print!` would.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
