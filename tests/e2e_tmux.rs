@@ -145,3 +145,109 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
         "the alternate screen is left: the shell's screen is back:\n{s}"
     );
 }
+
+/// Issue 5's promise, as an operator does it: in the demo's half-done-rename and
+/// reverted-serverName restores, `a`, read the plan, type the name, and the restores complete.
+#[test]
+fn an_operator_repairs_both_demo_restores_from_the_dashboard() {
+    let bin = std::env::var("RESTOREWATCH_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+    let home = tempfile::tempdir().expect("temp dir");
+    let t = Tmux {
+        socket: format!("rw-e2e-repair-{}", std::process::id()),
+        _home: home,
+    };
+    let state = t._home.path().join("state");
+    let script = format!(
+        "XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} demo --scenario demo-servername-reverted --scenario demo-rename-half-done --speed 20; sleep 60",
+        state.display(),
+        t._home.path().join("config").display()
+    );
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "140",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let top_row = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("restore-"))
+            .unwrap_or("")
+            .to_string()
+    };
+
+    // Both broken, the reverted serverName worst (two errors): on top.
+    t.wait("both restores broken", |s| {
+        s.lines()
+            .filter(|l| l.contains("restore-") && l.contains('E'))
+            .count()
+            == 2
+            && top_row(s).contains("demo-servername")
+    });
+    // `a` on a restore lists what applies, its findings' actions first; Enter reviews one.
+    t.keys(&["a"]);
+    t.wait("the action menu", |s| {
+        s.contains("actions ·") && s.contains("fix-servername")
+    });
+    t.keys(&["Enter"]);
+    t.wait("the fix-servername plan", |s| {
+        s.contains("Type restore-pg1 to confirm") && s.contains("permitted")
+    });
+    // Enter alone never confirms.
+    t.keys(&["Enter"]);
+    let s = t.screen();
+    assert!(
+        !s.contains("completed"),
+        "Enter without the name ran the action:\n{s}"
+    );
+    t.run(&["send-keys", "-t", "e2e", "-l", "restore-pg1"]);
+    t.keys(&["Enter"]);
+    t.wait("the repair done", |s| s.contains("completed: 1 write"));
+    t.keys(&["Escape"]);
+
+    // Now the half-done rename is the worst.
+    t.wait("the rename on top", |s| {
+        top_row(s).contains("demo-rename-half-done") && top_row(s).contains('E')
+    });
+    t.keys(&["a"]);
+    t.wait("the action menu", |s| {
+        s.contains("actions ·") && s.contains("resume-rename")
+    });
+    t.keys(&["Enter"]);
+    t.wait("the resume-rename plan", |s| {
+        s.contains("Type vm-disk-data-orig-de3e to confirm") && s.contains("permitted")
+    });
+    t.run(&["send-keys", "-t", "e2e", "-l", "vm-disk-data-orig-de3e"]);
+    t.keys(&["Enter"]);
+    t.wait("the rename finished", |s| s.contains("completed: 2 writes"));
+    t.keys(&["Escape"]);
+
+    // The simulation's restores go on and complete, with no error left.
+    let s = t.wait("both restores Succeeded", |s| {
+        s.lines()
+            .filter(|l| l.contains("restore-") && l.contains("Succeeded"))
+            .count()
+            == 2
+    });
+    assert!(
+        s.lines()
+            .filter(|l| l.contains("restore-"))
+            .all(|l| !l.contains('E')),
+        "no error badge left:\n{s}"
+    );
+    let audit = std::fs::read_to_string(state.join("restorewatch/audit.jsonl"))
+        .expect("the audit log exists");
+    assert_eq!(
+        audit.lines().count(),
+        3,
+        "one audit line per write:\n{audit}"
+    );
+    t.keys(&["q"]);
+}

@@ -123,19 +123,20 @@ fn a_on_a_restore_lists_every_action_that_applies() {
     press(&mut a, KeyCode::Char('a'));
     let m = menu(&a);
     let kinds: Vec<ActionKind> = m.entries.iter().map(|e| e.choice.action).collect();
-    // The findings' actions first (one reclaim per -orig PVC), then the registry's.
+    // What can run first (the findings' reclaims, one per -orig PVC), then what has nothing
+    // to do, then the refused ones with their reason.
     assert_eq!(
         kinds,
         vec![
             ActionKind::ReclaimOrig,
             ActionKind::ReclaimOrig,
             ActionKind::ResumeRename,
-            ActionKind::FixServername,
-            ActionKind::ResumeRelease
+            ActionKind::ResumeRelease,
+            ActionKind::FixServername
         ]
     );
     assert!(
-        matches!(&m.entries[3].planned, Planned::Refused(r) if r.reason.contains("does not restore a Postgres application"))
+        matches!(&m.entries[4].planned, Planned::Refused(r) if r.reason.contains("does not restore a Postgres application"))
     );
     assert!(a.outbox.is_empty(), "a menu asks nothing of the cluster");
     // Enter opens the plan of the entry under the cursor; it confirms nothing.

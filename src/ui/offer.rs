@@ -77,7 +77,17 @@ pub fn for_restore(report: &Report, r: &RestoreView) -> Vec<Choice> {
             push_unique(&mut v, c);
         }
     }
-    for spec in actions::ACTIONS.iter().filter(|s| s.on_restore) {
+    // Only what can concern this kind of restore: no disk rename on a Postgres restore, no
+    // serverName on a VM one.
+    let fits = |k: ActionKind| match k {
+        ActionKind::ResumeRename => r.driver == crate::analysis::Driver::Velero,
+        ActionKind::FixServername => r.driver == crate::analysis::Driver::Cnpg,
+        _ => true,
+    };
+    for spec in actions::ACTIONS
+        .iter()
+        .filter(|s| s.on_restore && fits(s.kind))
+    {
         push_unique(
             &mut v,
             Choice {
@@ -155,13 +165,22 @@ pub fn plan_choice(snap: &Snapshot, report: &Report, choice: &Choice) -> Planned
 }
 
 pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice>) -> Menu {
-    let entries = choices
+    let mut entries: Vec<MenuEntry> = choices
         .into_iter()
         .map(|choice| MenuEntry {
             planned: plan_choice(snap, report, &choice),
             choice,
         })
         .collect();
+    // What can run comes first, then what has nothing to do, then what is refused and why;
+    // within each, the order of the findings (worst first) is kept.
+    let rank = |p: &Planned| match p {
+        Planned::Plan(p) if !p.ops.is_empty() => 0,
+        Planned::NeedsPolicy { .. } => 0,
+        Planned::Plan(_) => 1,
+        Planned::Refused(_) => 2,
+    };
+    entries.sort_by_key(|e| rank(&e.planned));
     Menu {
         about,
         entries,

@@ -51,13 +51,16 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
         .collect();
     // Worst news first (errors, then warnings), running before finished, then by name: info
     // findings do not reorder, so a healthy list keeps its name order.
+    // Among equals, more findings at that level first.
     let worst = |r: &RestoreView| {
-        frame
+        let sevs: Vec<_> = frame
             .report
             .findings_for(&r.id)
             .map(|x| x.severity)
             .filter(|s| *s >= crate::analysis::Severity::Warning)
-            .max()
+            .collect();
+        let top = sevs.iter().max().copied();
+        (top, sevs.iter().filter(|s| Some(**s) == top).count())
     };
     v.sort_by_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
     v
