@@ -11,6 +11,40 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// Starts `restorewatch ARGS` in a fresh tmux server with XDG folders of its own; `before`
+    /// and `after` run in the same shell around it.
+    fn start(name: &str, args: &str, before: &str, after: &str) -> Tmux {
+        let bin = std::env::var("RESTOREWATCH_E2E_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+        let t = Tmux {
+            socket: format!("rw-e2e-{name}-{}", std::process::id()),
+            _home: tempfile::tempdir().expect("temp dir"),
+        };
+        let script = format!(
+            "{before} XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}; {after}",
+            t.state().display(),
+            t._home.path().join("config").display()
+        );
+        t.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "140",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        t
+    }
+
+    fn state(&self) -> std::path::PathBuf {
+        self._home.path().join("state")
+    }
+
     fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket])
@@ -59,32 +93,12 @@ impl Drop for Tmux {
 
 #[test]
 fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back() {
-    let bin = std::env::var("RESTOREWATCH_E2E_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
-    let home = tempfile::tempdir().expect("temp dir");
-    let t = Tmux {
-        socket: format!("rw-e2e-{}", std::process::id()),
-        _home: home,
-    };
-    let state = t._home.path().join("state");
-    let script = format!(
-        "echo BEFORE-DEMO; XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} demo --speed 20; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
-        state.display(),
-        t._home.path().join("config").display()
+    let t = Tmux::start(
+        "tour",
+        "demo --speed 20",
+        "echo BEFORE-DEMO;",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
     );
-    t.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "140",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
 
     // The list comes up with every demo restore, and the broken ones carry error badges.
     let s = t.wait("the restores list", |s| {
@@ -150,32 +164,13 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
 /// reverted-serverName restores, `a`, read the plan, type the name, and the restores complete.
 #[test]
 fn an_operator_repairs_both_demo_restores_from_the_dashboard() {
-    let bin = std::env::var("RESTOREWATCH_E2E_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
-    let home = tempfile::tempdir().expect("temp dir");
-    let t = Tmux {
-        socket: format!("rw-e2e-repair-{}", std::process::id()),
-        _home: home,
-    };
-    let state = t._home.path().join("state");
-    let script = format!(
-        "XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} demo --scenario demo-servername-reverted --scenario demo-rename-half-done --speed 20; sleep 60",
-        state.display(),
-        t._home.path().join("config").display()
+    let t = Tmux::start(
+        "repair",
+        "demo --scenario demo-servername-reverted --scenario demo-rename-half-done --speed 20",
+        "",
+        "sleep 60",
     );
-    t.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "140",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    let state = t.state();
     let top_row = |s: &str| {
         s.lines()
             .find(|l| l.contains("restore-"))

@@ -10,12 +10,7 @@ use jiff::Timestamp;
 
 pub fn validate_step(ctx: &Ctx) -> (Step, bool) {
     let rj = ctx.rj;
-    let mk = |state, detail: String| Step {
-        id: StepId::Validate,
-        state,
-        detail,
-        progress: None,
-    };
+    let mk = |state, detail: String| super::report::step(StepId::Validate, state, detail);
     match &rj.phase {
         RjPhase::New => (
             mk(

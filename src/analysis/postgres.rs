@@ -16,14 +16,7 @@ use StepState::*;
 /// The CNPG driver's default restore deadline.
 pub const DEFAULT_DEADLINE: SignedDuration = SignedDuration::from_mins(30);
 
-fn step(id: StepId, state: StepState, detail: impl Into<String>) -> Step {
-    Step {
-        id,
-        state,
-        detail: detail.into(),
-        progress: None,
-    }
-}
+use super::report::step;
 
 pub struct PgOutcome {
     pub steps: Vec<Step>,

@@ -192,6 +192,16 @@ impl Progress {
     }
 }
 
+/// A step with its state and the line that says what it waits for or did.
+pub fn step(id: StepId, state: StepState, detail: impl Into<String>) -> Step {
+    Step {
+        id,
+        state,
+        detail: detail.into(),
+        progress: None,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Step {
     pub id: StepId,

@@ -18,14 +18,7 @@ pub struct VmOutcome<'a> {
     pub disks: Vec<Disk<'a>>,
 }
 
-fn step(id: StepId, state: StepState, detail: impl Into<String>) -> Step {
-    Step {
-        id,
-        state,
-        detail: detail.into(),
-        progress: None,
-    }
-}
+use super::report::step;
 
 /// The HelmReleases a VM restore suspends.
 pub fn vm_releases(ctx: &Ctx, disks: &[Disk]) -> Vec<String> {
@@ -79,57 +72,8 @@ fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
     let past = past(ctx, disks);
     let mut steps = Vec::with_capacity(9);
 
-    // validate
-    let validated = match &rj.phase {
-        RjPhase::New => {
-            steps.push(step(
-                StepId::Validate,
-                Active,
-                "waiting for the controller to pick it up",
-            ));
-            false
-        }
-        RjPhase::Pending => {
-            let why = rj
-                .conditions
-                .iter()
-                .find(|c| c.type_ == "Ready")
-                .and_then(|c| c.reason.clone());
-            steps.push(step(
-                StepId::Validate,
-                Active,
-                format!(
-                    "Pending{}",
-                    why.map(|w| format!(": {w}")).unwrap_or_default()
-                ),
-            ));
-            false
-        }
-        RjPhase::Failed if !rj.started_at.is_known() => {
-            steps.push(step(
-                StepId::Validate,
-                Failed,
-                rj.message.clone().unwrap_or_else(|| "Failed".into()),
-            ));
-            false
-        }
-        RjPhase::Invalid(raw) => {
-            steps.push(step(
-                StepId::Validate,
-                Active,
-                format!("phase unreadable: {raw}"),
-            ));
-            false
-        }
-        _ => {
-            let detail = ctx
-                .started()
-                .map(|t| format!("started {t}"))
-                .unwrap_or_else(|| "started".into());
-            steps.push(step(StepId::Validate, Done, detail));
-            true
-        }
-    };
+    let (validate, validated) = super::common::validate_step(ctx);
+    steps.push(validate);
 
     // suspend-releases
     let releases = vm_releases(ctx, disks);
