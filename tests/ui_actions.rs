@@ -124,20 +124,17 @@ fn a_on_a_restore_lists_every_action_that_applies() {
     let m = menu(&a);
     let kinds: Vec<ActionKind> = m.entries.iter().map(|e| e.choice.action).collect();
     // What can run first (the findings' reclaims, one per -orig PVC), then what has nothing
-    // to do, then the refused ones with their reason.
+    // to do; a serverName repair is not offered on a VM restore at all.
     assert_eq!(
         kinds,
         vec![
             ActionKind::ReclaimOrig,
             ActionKind::ReclaimOrig,
             ActionKind::ResumeRename,
-            ActionKind::ResumeRelease,
-            ActionKind::FixServername
+            ActionKind::ResumeRelease
         ]
     );
-    assert!(
-        matches!(&m.entries[4].planned, Planned::Refused(r) if r.reason.contains("does not restore a Postgres application"))
-    );
+    assert!(matches!(&m.entries[3].planned, Planned::Plan(p) if p.ops.is_empty()));
     assert!(a.outbox.is_empty(), "a menu asks nothing of the cluster");
     // Enter opens the plan of the entry under the cursor; it confirms nothing.
     press(&mut a, KeyCode::Char('j'));
@@ -264,15 +261,24 @@ fn confirming_waits_for_the_permission_check() {
 fn a_refusal_says_why() {
     let mut a = action_data::app(RENAME, 120, 40);
     press(&mut a, KeyCode::Char('a'));
-    // fix-servername on a VM restore.
-    press(&mut a, KeyCode::Char('3'));
+    // resume-release while the restore still runs: refused, and the menu says why.
+    let pos = menu(&a)
+        .entries
+        .iter()
+        .position(|e| e.choice.action == ActionKind::ResumeRelease)
+        .expect("offered");
+    let digit = char::from_digit(u32::try_from(pos + 1).unwrap(), 10).unwrap();
+    press(&mut a, KeyCode::Char(digit));
     match &dialog(&a).stage {
-        Stage::Refused(r) => assert!(r.reason.contains("does not restore a Postgres")),
+        Stage::Refused(r) => assert!(r.reason.contains("still Running"), "{}", r.reason),
         s => panic!("{s:?}"),
     }
     assert!(a.outbox.is_empty());
     let screen = render(&a);
-    assert!(screen.contains("refused: restore-test does not restore a Postgres"));
+    assert!(
+        screen.contains("refused: restore-test is still Running"),
+        "{screen}"
+    );
     press(&mut a, KeyCode::Enter);
     assert!(a.modal.is_none(), "enter closes a refusal");
 }
