@@ -5,8 +5,11 @@
 
 pub mod audit;
 pub mod execute;
+mod guard;
 pub mod ops;
 pub mod plan;
+mod plan_rename;
+mod plan_repairs;
 pub mod rbac;
 
 pub use ops::Op;

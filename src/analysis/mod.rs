@@ -12,6 +12,8 @@ mod orig;
 mod postgres;
 pub mod report;
 mod vm;
+mod vm_findings;
+mod vm_steps;
 
 pub use codes::{ActionKind, Code, Severity};
 pub use ctx::{fmt_bytes, human};

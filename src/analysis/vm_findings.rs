@@ -1,0 +1,325 @@
+//! The VM restore findings: keeping, renaming, restoring disks, halting, Velero.
+
+use super::codes::Code;
+use super::ctx::{Ctx, human};
+use super::disks::{Disk, Rename, downloads, kind_present};
+use super::emit::Findings;
+use super::report::ObjRef;
+use super::vm::{half_done_settled, leftovers, past};
+use crate::model::Kind;
+use crate::model::objects::RjPhase;
+
+fn pvc_ref(ns: &str, name: &str) -> ObjRef {
+    ObjRef::new(Kind::PersistentVolumeClaim, ns, name)
+}
+
+pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
+    let snap = ctx.snap;
+    let id = Some(&ctx.id);
+    let rj = ctx.rj;
+    let terminal = ctx.terminal();
+    let vm_instance_in_place = ctx.in_place && ctx.is_vm_instance();
+    let keep = ctx.keep_original();
+    let past = past(ctx, disks);
+
+    if vm_instance_in_place && keep == Some(false) && !terminal {
+        out.push(
+            snap,
+            Code::KeepOriginalDisabled,
+            id,
+            vec![ctx.rj_ref()],
+            format!(
+                "{} restores {} in place with keepOriginalPVC: false: its current disks ({}) will be replaced without a copy",
+                rj.meta.name,
+                ctx.app().unwrap_or("?"),
+                disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            "If the current data may be needed, delete this RestoreJob before it halts the VM and create one without keepOriginalPVC: false".into(),
+        );
+    }
+
+    for d in disks {
+        if vm_instance_in_place
+            && keep != Some(false)
+            && d.orig_name.len() > crate::model::names::MAX_NAME_LEN
+        {
+            out.push(
+                snap,
+                Code::OrigNameTooLong,
+                id,
+                vec![ctx.rj_ref(), pvc_ref(ctx.ns, &d.name)],
+                format!("the -orig name of {} is {} characters long (limit 253): the controller cannot create it and the disk will not be kept", d.name, d.orig_name.len()),
+                "A shorter RestoreJob name does not help (the suffix has a fixed length): the disk name itself is too long. Copy the data elsewhere first, then restore with keepOriginalPVC: false".into(),
+            );
+        }
+        if !(vm_instance_in_place && keep == Some(true)) {
+            continue;
+        }
+        match &d.rename {
+            Rename::Foreign if !terminal => {
+                let orig = d.orig.map(|o| &**o);
+                let whose = match &d.ownership {
+                    Some(super::report::Ownership::Foreign { other_uid: Some(u) }) => format!(
+                        "it carries restore-job-uid {u}, not this RestoreJob's {}",
+                        rj.meta.uid
+                    ),
+                    _ => format!(
+                        "it has no restore-job-uid annotation and was created {} before this RestoreJob",
+                        match (orig.and_then(|o| o.meta.created), rj.meta.created) {
+                            (Some(o), Some(r)) => human(r.duration_since(o)),
+                            _ => "?".into(),
+                        }
+                    ),
+                };
+                out.push(
+                    snap,
+                    Code::OrigPvcForeign,
+                    id,
+                    vec![pvc_ref(ctx.ns, &d.orig_name), ctx.rj_ref()],
+                    format!(
+                        "{} would keep {} as {}, but that name is held by a PVC this RestoreJob did not create ({whose}); a controller before the fix skips the rename and the current disk is lost, a fixed one fails the restore",
+                        rj.meta.name, d.name, d.orig_name
+                    ),
+                    format!(
+                        "Delete this RestoreJob before it halts the VM; then either reclaim the stale {} (check its content first: it may be the only copy of an older disk) or re-create the restore under another name",
+                        d.orig_name
+                    ),
+                );
+            }
+            Rename::HalfDone(why) if half_done_settled(ctx, d, &past) => {
+                let mut objects = vec![pvc_ref(ctx.ns, &d.orig_name)];
+                if let Some(pv) = d.orig_pv {
+                    objects.push(ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name));
+                }
+                if d.pvc.is_some() {
+                    objects.push(pvc_ref(ctx.ns, &d.name));
+                }
+                out.push(
+                    snap,
+                    Code::RenameHalfDone,
+                    id,
+                    objects,
+                    format!("the rename of {} to {} stopped halfway: {}", d.name, d.orig_name, why.join(", ")),
+                    "Finish the rename with the resume-rename action (it deletes the original PVC only while it still claims the PV, then points the PV's claimRef at the -orig PVC)".into(),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    if vm_instance_in_place
+        && keep == Some(true)
+        && (past.dv_deleted || past.velero || rj.phase == RjPhase::Succeeded)
+    {
+        for d in disks.iter().filter(|d| !d.ours()) {
+            let failed_event = ctx.events.iter().find(|e| {
+                e.message.as_deref().is_some_and(|m| {
+                    m.contains("Failed to keep old PVC") && super::ctx::mentions(m, &d.name)
+                })
+            });
+            let kept_event = ctx.events.iter().any(|e| {
+                e.message.as_deref().is_some_and(|m| {
+                    m.contains("Keep old PVC")
+                        && super::ctx::mentions(m, &d.name)
+                        && !m.contains("Failed")
+                })
+            });
+            let original_bound_before = d.pvc.is_some_and(|p| {
+                p.phase.as_deref() == Some("Bound")
+                    && matches!((p.meta.created, rj.meta.created), (Some(c), Some(r)) if c < r)
+            });
+            let foreign = matches!(d.rename, Rename::Foreign);
+            if kept_event && failed_event.is_none() {
+                continue;
+            }
+            if failed_event.is_some() || original_bound_before || foreign {
+                let evidence = if let Some(e) = failed_event {
+                    format!("event: {}", e.message.as_deref().unwrap_or_default())
+                } else if foreign {
+                    format!("{} is not this RestoreJob's", d.orig_name)
+                } else {
+                    format!("{} is still the pre-restore PVC", d.name)
+                };
+                let mut objects = vec![pvc_ref(ctx.ns, &d.name)];
+                if d.orig.is_some() {
+                    objects.push(pvc_ref(ctx.ns, &d.orig_name));
+                }
+                out.push(
+                    snap,
+                    Code::DiskNotKept,
+                    id,
+                    objects,
+                    format!("{}: the current disk was not kept as {} although keepOriginalPVC is on ({evidence})", d.name, d.orig_name),
+                    "The pre-restore data of this disk is not in an -orig PVC. If the original PVC still exists, do not delete it: it may hold the only copy".into(),
+                );
+            }
+        }
+    }
+
+    // disk-not-restored
+    let velero_completed = ctx
+        .velero
+        .is_some_and(|v| v.phase.as_deref() == Some("Completed"));
+    if ctx.in_place
+        && ctx.velero.is_some()
+        && kind_present(snap, Kind::DataDownload)
+        && (velero_completed || rj.phase == RjPhase::Succeeded)
+    {
+        for d in disks {
+            let problem = match d.download {
+                None => Some(format!(
+                    "Velero created no DataDownload for {} (an existing PVC is skipped)",
+                    d.name
+                )),
+                Some(dd) if dd.is_failed() => Some(format!(
+                    "DataDownload {} for {} is {}",
+                    dd.meta.name,
+                    d.name,
+                    dd.phase.display()
+                )),
+                _ => None,
+            };
+            if let Some(p) = problem {
+                let mut objects = vec![pvc_ref(ctx.ns, &d.name)];
+                if let Some(v) = ctx.velero {
+                    objects.push(ObjRef::new(
+                        Kind::VeleroRestore,
+                        &v.meta.namespace,
+                        &v.meta.name,
+                    ));
+                }
+                out.push(
+                    snap,
+                    Code::DiskNotRestored,
+                    id,
+                    objects,
+                    format!("{p}: the disk still holds its pre-restore content although the restore reports {}", if rj.phase == RjPhase::Succeeded { "Succeeded" } else { "progress" }),
+                    format!("Restore {} again (a new RestoreJob) once the cause is understood; the -orig PVC {} may hold the current data", d.name, d.orig_name),
+                );
+            }
+        }
+    }
+
+    // vm-not-halted / vm-halt-stuck
+    if !terminal && ctx.is_vm_instance() && ctx.in_place {
+        let vm_name = ctx.vm_name().unwrap_or_default();
+        let vm = ctx.snap.vms.get(ctx.ns, &vm_name);
+        if let Some(vmi) = ctx.snap.vmis.get(ctx.ns, &vm_name) {
+            let returned = ctx.velero.is_some_and(|v| {
+                v.phase.as_deref() == Some("Completed")
+                    || matches!((vmi.meta.created, v.meta.created), (Some(i), Some(r)) if i > r)
+            });
+            if past.any() && !returned {
+                let what = if past.renamed {
+                    "a disk was renamed"
+                } else if past.dv_deleted {
+                    "a DataVolume was deleted"
+                } else {
+                    "a Velero Restore was created"
+                };
+                out.push(
+                    snap,
+                    Code::VmNotHalted,
+                    id,
+                    vec![ObjRef::new(Kind::VirtualMachineInstance, ctx.ns, &vm_name), ctx.rj_ref()],
+                    format!("{what} while VMI {vm_name} is still {}: the disks changed under a running VM", vmi.phase.display()),
+                    format!("Stop the VM now (virtctl stop {vm_name} -n {}), then check the disks before the restore goes on", ctx.ns),
+                );
+            } else if vm.is_some_and(|v| v.run_strategy.as_deref() == Some("Halted")) {
+                let since = ctx
+                    .event_with("Waiting for VM")
+                    .and_then(|e| e.first.or(e.last))
+                    .or_else(|| {
+                        // Without the event, the later of the VM's last change and the restore's
+                        // start: a VM created months ago has not been halting for months.
+                        [vm.and_then(|v| v.meta.last_change), ctx.began()]
+                            .into_iter()
+                            .flatten()
+                            .max()
+                    });
+                if ctx.older_than(since, ctx.settings.stall_after) {
+                    out.push(
+                        snap,
+                        Code::VmHaltStuck,
+                        id,
+                        vec![ObjRef::new(Kind::VirtualMachineInstance, ctx.ns, &vm_name)],
+                        format!(
+                            "VM {vm_name} is Halted but its VMI is still {} after {}",
+                            vmi.phase.display(),
+                            since.map(|s| human(ctx.now.duration_since(s))).unwrap_or_default()
+                        ),
+                        format!("Look at the VMI's virt-launcher pod and events; force it off with virtctl stop --force --grace-period=0 {vm_name} -n {} if the guest hangs", ctx.ns),
+                    );
+                }
+            }
+        }
+    }
+
+    // velero-restore-stuck / velero-restore-failed
+    if let Some(v) = ctx.velero {
+        let vref = ObjRef::new(Kind::VeleroRestore, &v.meta.namespace, &v.meta.name);
+        if v.is_failed() {
+            let failed_dds: Vec<String> = disks
+                .iter()
+                .filter_map(|d| {
+                    d.download
+                        .filter(|dd| dd.is_failed())
+                        .map(|dd| format!("{} ({})", dd.meta.name, d.name))
+                })
+                .collect();
+            let left = leftovers(ctx, disks);
+            let mut objects = vec![vref, ctx.rj_ref()];
+            objects.extend(
+                downloads(ctx)
+                    .into_iter()
+                    .filter(|dd| dd.is_failed())
+                    .map(|dd| ObjRef::new(Kind::DataDownload, &dd.meta.namespace, &dd.meta.name)),
+            );
+            out.push(
+                snap,
+                Code::VeleroRestoreFailed,
+                id,
+                objects,
+                format!(
+                    "Velero Restore {} is {}{}{}{}",
+                    v.meta.name,
+                    v.phase.display(),
+                    v.failure_reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default(),
+                    if failed_dds.is_empty() { String::new() } else { format!("; failed DataDownloads: {}", failed_dds.join(", ")) },
+                    if left.is_empty() { String::new() } else { format!("; left behind: {}", left.join(", ")) }
+                ),
+                format!("velero restore describe {} -n {} --details; resume the HelmReleases and restart the VM once the disks are checked", v.meta.name, v.meta.namespace),
+            );
+        } else if !v.is_terminal() && !terminal {
+            let last = std::iter::once(v.meta.last_change.or(v.meta.created))
+                .chain(
+                    disks
+                        .iter()
+                        .filter_map(|d| d.download)
+                        .map(|dd| dd.meta.last_change.or(dd.meta.created)),
+                )
+                .flatten()
+                .max();
+            if ctx.older_than(last, ctx.settings.stall_after) {
+                let extra = if v.phase.as_deref() == Some("FailedValidation") {
+                    format!(" (validation: {})", v.validation_errors.join("; "))
+                } else {
+                    String::new()
+                };
+                out.push(
+                    snap,
+                    Code::VeleroRestoreStuck,
+                    id,
+                    vec![vref],
+                    format!(
+                        "Velero Restore {} is {}{extra} with no change for {}; the controller has no deadline on this path and waits forever",
+                        v.meta.name,
+                        v.phase.display(),
+                        last.map(|l| human(ctx.now.duration_since(l))).unwrap_or_default()
+                    ),
+                    format!("Check velero and node-agent logs (velero restore describe {} -n {}); a FailedValidation restore never proceeds: delete the RestoreJob and fix the cause", v.meta.name, v.meta.namespace),
+                );
+            }
+        }
+    }
+}

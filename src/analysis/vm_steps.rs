@@ -1,0 +1,474 @@
+//! The nine steps of a VM restore, read from the state of its objects.
+
+use super::ctx::{Ctx, fmt_bytes};
+use super::disks::{Disk, Rename, downloads, kind_observed, kind_present, progress_of};
+use super::report::{Progress, Step, StepId, StepState, step};
+use super::vm::{Past, half_done_settled, past, vm_releases};
+use crate::model::Kind;
+use crate::model::objects::RjPhase;
+
+use StepState::*;
+
+pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
+    let rj = ctx.rj;
+    let succeeded = rj.phase == RjPhase::Succeeded;
+    let failed = rj.phase == RjPhase::Failed;
+    let past = past(ctx, disks);
+    let mut steps = Vec::with_capacity(9);
+
+    let (validate, validated) = super::common::validate_step(ctx);
+    steps.push(validate);
+
+    // suspend-releases
+    let releases = vm_releases(ctx, disks);
+    let hrs: Vec<_> = releases
+        .iter()
+        .filter_map(|n| ctx.snap.helm_releases.get(ctx.ns, n))
+        .collect();
+    let suspended = hrs
+        .iter()
+        .filter(|h| h.is_suspended() == Some(true))
+        .count();
+    let copy = !ctx.in_place;
+    let st = if copy {
+        step(
+            StepId::SuspendReleases,
+            Skipped,
+            "copy restore: the source application keeps running",
+        )
+    } else if !validated {
+        step(StepId::SuspendReleases, Pending, "")
+    } else if succeeded || past.any() {
+        step(
+            StepId::SuspendReleases,
+            Done,
+            format!("{} HelmReleases", releases.len()),
+        )
+    } else if !hrs.is_empty() && suspended == hrs.len() {
+        step(
+            StepId::SuspendReleases,
+            Done,
+            format!("{suspended}/{} suspended", hrs.len()),
+        )
+    } else {
+        step(
+            StepId::SuspendReleases,
+            Active,
+            format!("{suspended}/{} suspended", hrs.len()),
+        )
+    };
+    let suspend_done = st.state == Done;
+    steps.push(st);
+
+    // halt-vm
+    let vm_name = ctx.vm_name();
+    let vm = vm_name.as_deref().and_then(|n| ctx.snap.vms.get(ctx.ns, n));
+    let vmi = vm_name
+        .as_deref()
+        .and_then(|n| ctx.snap.vmis.get(ctx.ns, n));
+    let halted = vm.is_some_and(|v| v.run_strategy.as_deref() == Some("Halted"));
+    let st = if copy {
+        step(
+            StepId::HaltVm,
+            Skipped,
+            "copy restore: the VM is not touched",
+        )
+    } else if ctx.target_kind() == Some("VMDisk") {
+        step(StepId::HaltVm, Skipped, "VMDisk restore: no VM to halt")
+    } else if !suspend_done {
+        step(StepId::HaltVm, Pending, "")
+    } else if succeeded || past.velero || (past.any() && vmi.is_none()) {
+        step(StepId::HaltVm, Done, "VM halted")
+    } else if halted && vmi.is_none() {
+        step(
+            StepId::HaltVm,
+            Done,
+            format!("{} halted, VMI gone", vm_name.unwrap_or_default()),
+        )
+    } else if let Some(vmi) = vmi {
+        let phase = vmi.phase.display();
+        let detail = if halted {
+            format!(
+                "waiting for VMI {} to shut down (phase {phase})",
+                vmi.meta.name
+            )
+        } else {
+            format!(
+                "VMI {} still running (phase {phase}), runStrategy not Halted",
+                vmi.meta.name
+            )
+        };
+        step(StepId::HaltVm, if failed { Failed } else { Active }, detail)
+    } else if vm.is_none() && kind_observed(ctx.snap, Kind::VirtualMachine) {
+        step(
+            StepId::HaltVm,
+            Done,
+            format!("no VM {}", vm_name.unwrap_or_default()),
+        )
+    } else {
+        step(StepId::HaltVm, Active, "halting the VM")
+    };
+    let halt_done = matches!(st.state, Done | Skipped);
+    steps.push(st);
+
+    // keep-disks
+    let keep = ctx.keep_original();
+    let st = if !ctx.in_place {
+        step(
+            StepId::KeepDisks,
+            Skipped,
+            "copy restore: current disks are not touched",
+        )
+    } else if ctx.target_kind() == Some("VMDisk") {
+        step(
+            StepId::KeepDisks,
+            Skipped,
+            "VMDisk restore: the controller keeps no copy",
+        )
+    } else if keep == Some(false) {
+        step(StepId::KeepDisks, Skipped, "keepOriginalPVC: false")
+    } else if keep.is_none() {
+        step(
+            StepId::KeepDisks,
+            if failed { Failed } else { Active },
+            "keepOriginalPVC unreadable",
+        )
+    } else {
+        keep_disks_step(ctx, disks, halt_done, &past)
+    };
+    let keep_done = matches!(st.state, Done | Skipped | Failed);
+    steps.push(st);
+
+    // delete-datavolumes
+    let deleted = disks.iter().filter(|d| d.dv.is_none()).count();
+    let dv_visible = kind_observed(ctx.snap, Kind::DataVolume);
+    let st = if copy {
+        step(
+            StepId::DeleteDatavolumes,
+            Skipped,
+            "copy restore: the DataVolumes stay",
+        )
+    } else if past.velero || succeeded {
+        step(
+            StepId::DeleteDatavolumes,
+            Done,
+            format!("{} DataVolumes", disks.len()),
+        )
+    } else if dv_visible && !disks.is_empty() && deleted == disks.len() {
+        step(
+            StepId::DeleteDatavolumes,
+            Done,
+            format!("{deleted} deleted"),
+        )
+    } else if dv_visible && deleted > 0 {
+        step(
+            StepId::DeleteDatavolumes,
+            Active,
+            format!("{deleted}/{} deleted", disks.len()),
+        )
+    } else if keep_done && halt_done && !failed {
+        step(StepId::DeleteDatavolumes, Active, "")
+    } else {
+        step(StepId::DeleteDatavolumes, Pending, "")
+    };
+    steps.push(st);
+
+    // velero-restore
+    let st = match ctx.velero {
+        None => step(StepId::VeleroRestore, Pending, ""),
+        Some(v) => {
+            let phase = v.phase.display();
+            let items = match (v.items_restored, v.total_items) {
+                (Some(d), Some(t)) => format!(", {d}/{t} items"),
+                _ => String::new(),
+            };
+            match v.phase.as_deref() {
+                Some("Completed") => step(
+                    StepId::VeleroRestore,
+                    Done,
+                    format!("{} Completed{items}", v.meta.name),
+                ),
+                Some("Failed" | "PartiallyFailed") => {
+                    let why = v
+                        .failure_reason
+                        .clone()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default();
+                    step(
+                        StepId::VeleroRestore,
+                        Failed,
+                        format!("{} {phase}{why}", v.meta.name),
+                    )
+                }
+                Some("FailedValidation") => step(
+                    StepId::VeleroRestore,
+                    Failed,
+                    format!(
+                        "{} FailedValidation: {} (the controller keeps waiting)",
+                        v.meta.name,
+                        v.validation_errors.join("; ")
+                    ),
+                ),
+                _ => step(
+                    StepId::VeleroRestore,
+                    Active,
+                    format!("{} {phase}{items}", v.meta.name),
+                ),
+            }
+        }
+    };
+    steps.push(st);
+
+    // data-download
+    steps.push(download_step(ctx, disks, succeeded));
+
+    // complete
+    let restored = steps
+        .iter()
+        .any(|s| s.id == StepId::DataDownload && s.state == Done)
+        && steps
+            .iter()
+            .any(|s| s.id == StepId::VeleroRestore && s.state == Done);
+    steps.push(match &rj.phase {
+        RjPhase::Succeeded => step(
+            StepId::Complete,
+            Done,
+            rj.completed_at
+                .known()
+                .map(|t| format!("Succeeded {t}"))
+                .unwrap_or_else(|| "Succeeded".into()),
+        ),
+        RjPhase::Failed => step(
+            StepId::Complete,
+            Failed,
+            rj.message.clone().unwrap_or_else(|| "Failed".into()),
+        ),
+        _ if restored => step(
+            StepId::Complete,
+            Active,
+            "waiting for the controller to mark it Succeeded",
+        ),
+        _ => step(StepId::Complete, Pending, ""),
+    });
+
+    // verify
+    steps.push(if succeeded {
+        verify_step(ctx, disks, &releases)
+    } else if failed {
+        step(StepId::Verify, Skipped, "restore failed")
+    } else {
+        step(StepId::Verify, Pending, "")
+    });
+    steps
+}
+
+fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> Step {
+    let mut problems = Vec::new();
+    let mut kept = 0;
+    let mut waiting = 0;
+    for d in disks {
+        match &d.rename {
+            Rename::Complete => kept += 1,
+            Rename::Foreign => problems.push(format!(
+                "{}: -orig name {} held by another RestoreJob's PVC",
+                d.name, d.orig_name
+            )),
+            Rename::Unknown => problems.push(format!(
+                "{}: -orig PVC {} of unknown origin",
+                d.name, d.orig_name
+            )),
+            Rename::HalfDone(why) => {
+                if half_done_settled(ctx, d, past) {
+                    problems.push(format!("{}: {}", d.name, why.join(", ")));
+                } else {
+                    waiting += 1;
+                }
+            }
+            Rename::NotStarted => {
+                let nothing_to_keep = d.pvc.is_none_or(|p| {
+                    p.phase.as_deref() != Some("Bound") || p.meta.created > ctx.rj.meta.created
+                });
+                if (past.dv_deleted || past.velero || ctx.terminal()) && !nothing_to_keep {
+                    problems.push(format!("{}: not kept", d.name));
+                } else if !(past.velero || ctx.terminal()) {
+                    waiting += 1;
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        step(StepId::KeepDisks, Failed, problems.join("; "))
+    } else if waiting == 0 {
+        let detail = disks
+            .iter()
+            .filter(|d| d.rename == Rename::Complete)
+            .map(|d| format!("{} -> {}", d.name, d.orig_name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        step(
+            StepId::KeepDisks,
+            Done,
+            if detail.is_empty() {
+                "nothing to keep".into()
+            } else {
+                detail
+            },
+        )
+    } else if halt_done && (kept > 0 || disks.iter().any(|d| d.orig.is_some())) {
+        step(
+            StepId::KeepDisks,
+            Active,
+            format!("{kept}/{} kept", disks.len()),
+        )
+    } else {
+        step(StepId::KeepDisks, Pending, "")
+    }
+}
+
+fn download_step(ctx: &Ctx, disks: &[Disk], succeeded: bool) -> Step {
+    let Some(v) = ctx.velero else {
+        return step(
+            StepId::DataDownload,
+            if succeeded { Skipped } else { Pending },
+            if succeeded {
+                "no Velero Restore visible"
+            } else {
+                ""
+            },
+        );
+    };
+    let all = downloads(ctx);
+    let mut total = Progress { done: 0, total: 0 };
+    let mut have_progress = false;
+    let mut completed = 0;
+    let mut failed = Vec::new();
+    let mut missing = Vec::new();
+    for d in disks {
+        match d.download {
+            Some(dd) => {
+                if let Some(p) = progress_of(dd) {
+                    have_progress = true;
+                    total.done += p.done.min(p.total);
+                    total.total += p.total;
+                }
+                if dd.is_completed() {
+                    completed += 1;
+                } else if dd.is_failed() {
+                    failed.push(format!(
+                        "{} {} ({})",
+                        d.name,
+                        dd.phase.display(),
+                        dd.meta.name
+                    ));
+                }
+            }
+            None => missing.push(d.name.clone()),
+        }
+    }
+    let bytes = if have_progress {
+        let pct = total
+            .percent()
+            .map(|p| format!(" ({p:.0}%)"))
+            .unwrap_or_default();
+        format!(
+            ", {} of {}{pct}",
+            fmt_bytes(total.done),
+            fmt_bytes(total.total)
+        )
+    } else {
+        String::new()
+    };
+    let velero_done = v.is_terminal();
+    let mut s = if !failed.is_empty() {
+        step(StepId::DataDownload, Failed, failed.join("; "))
+    } else if velero_done && !missing.is_empty() {
+        step(
+            StepId::DataDownload,
+            Failed,
+            format!("no DataDownload for {}", missing.join(", ")),
+        )
+    } else if completed == disks.len() && !disks.is_empty() {
+        step(
+            StepId::DataDownload,
+            Done,
+            format!("{completed}/{} completed{bytes}", disks.len()),
+        )
+    } else if all.is_empty() {
+        step(StepId::DataDownload, Active, "waiting for DataDownloads")
+    } else {
+        step(
+            StepId::DataDownload,
+            Active,
+            format!("{completed}/{} completed{bytes}", disks.len()),
+        )
+    };
+    if have_progress {
+        s.progress = Some(total);
+    }
+    s
+}
+
+fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
+    let mut open = Vec::new();
+    for r in releases {
+        match ctx
+            .snap
+            .helm_releases
+            .get(ctx.ns, r)
+            .map(|h| h.is_suspended())
+        {
+            Some(Some(true)) => open.push(format!("HelmRelease {r} still suspended")),
+            Some(None) => open.push(format!("HelmRelease {r} suspend unreadable")),
+            _ => {}
+        }
+    }
+    if kind_observed(ctx.snap, Kind::DataVolume) {
+        for d in disks.iter().filter(|d| d.dv.is_none()) {
+            open.push(format!("DataVolume {} not back", d.name));
+        }
+    }
+    if ctx.target_kind() != Some("VMDisk") && kind_observed(ctx.snap, Kind::VirtualMachineInstance)
+    {
+        let vmi = ctx
+            .vm_name()
+            .and_then(|n| ctx.snap.vmis.get(ctx.ns, &n).map(|v| v.phase.clone()));
+        match vmi.as_ref().and_then(|p| p.as_deref()) {
+            Some("Running") => {}
+            Some(p) => open.push(format!("VM {p}")),
+            None => open.push("VM not running".into()),
+        }
+    }
+    // What can no longer fix itself: a kept disk that is not Bound, a disk never refilled.
+    let mut broken = Vec::new();
+    for d in disks.iter().filter(|d| d.ours()) {
+        if let Some(o) = d.orig
+            && o.phase.as_deref() != Some("Bound")
+        {
+            broken.push(format!("{} {}", o.meta.name, o.phase.display()));
+        }
+    }
+    if ctx.in_place && ctx.velero.is_some() && kind_present(ctx.snap, Kind::DataDownload) {
+        for d in disks {
+            match d.download {
+                None => broken.push(format!("{} not restored (no DataDownload)", d.name)),
+                Some(dd) if dd.is_failed() => {
+                    broken.push(format!("{} DataDownload {}", d.name, dd.phase.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    if !broken.is_empty() {
+        broken.extend(open);
+        return step(StepId::Verify, Failed, broken.join("; "));
+    }
+    if open.is_empty() {
+        step(
+            StepId::Verify,
+            Done,
+            "HelmReleases resumed, disks back, VM running",
+        )
+    } else {
+        step(StepId::Verify, Active, open.join("; "))
+    }
+}
