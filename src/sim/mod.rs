@@ -17,6 +17,7 @@ pub mod kubeconfig;
 pub mod load;
 pub mod openapi;
 pub mod patch;
+pub mod player;
 pub mod privileged;
 pub mod proto;
 pub mod routes;
