@@ -797,3 +797,29 @@ async fn kubectl_sees_the_repaired_state() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_operator_keeps_a_disk_before_an_in_place_vmdisk_restore() {
+    // The controller prepares nothing for a VMDisk restore: the operator keeps the disk first.
+    let mut objs = vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+            "metadata": {"name": "data-backup", "namespace": NS},
+            "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMDisk", "name": "data"},
+                     "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "Velero", "name": "velero"}}}),
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+            "metadata": {"name": "restore-test", "namespace": NS, "uid": RJ_UID, "creationTimestamp": "2026-11-20T10:00:00Z"},
+            "spec": {"backupRef": {"name": "data-backup"}}}),
+    ];
+    objs.extend([original_pvc(), pv("Delete", "vm-disk-data", PVC_UID, None)]);
+    let (sim, client) = sim_with(objs).await;
+    let plan = plan_ok(&client, &rename_req()).await;
+    assert_eq!(plan.ops.len(), 5, "{:?}", plan.ops);
+    assert_eq!(
+        executor(&client, None).execute(&plan, |_| {}).await,
+        Outcome::Completed { writes: 5 }
+    );
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    assert_kept(&sim, "vmdisk", "Delete");
+    sim.shutdown().await;
+}
