@@ -25,6 +25,10 @@ pub struct TuiArgs {
     /// Open the dashboard on kubectl dumps instead of a cluster (read-only)
     #[arg(long = "snapshot", value_name = "FILE")]
     pub snapshots: Vec<PathBuf>,
+    /// With --snapshot: judge ages, stalls and deadlines as of this time (RFC3339), e.g. when
+    /// the dump was taken
+    #[arg(long, value_name = "RFC3339", requires = "snapshots", value_parser = super::check::parse_time)]
+    pub now: Option<jiff::Timestamp>,
 }
 
 /// Everything about a session that does not depend on where the data comes from.
@@ -47,6 +51,7 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         log_path: None,
         notice: None,
         tz: jiff::tz::TimeZone::system(),
+        clock_offset: jiff::SignedDuration::ZERO,
     })
 }
 
@@ -78,7 +83,13 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     tracing::info!(files = ?args.snapshots, objects = snapshot.objects.total(), "snapshot loaded");
     // Dumps are not a cluster: with no client, `a` says actions are unavailable and why.
     opts.actions = None;
-    let frames = crate::cluster::static_source::spawn(snapshot, settings, Duration::from_secs(1));
+    let offset = args
+        .now
+        .map(|t| t.duration_since(jiff::Timestamp::now()))
+        .unwrap_or(jiff::SignedDuration::ZERO);
+    opts.clock_offset = offset;
+    let frames =
+        crate::cluster::static_source::spawn_at(snapshot, settings, Duration::from_secs(1), offset);
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
         eprintln!(

@@ -69,8 +69,23 @@ fn frame(seq: u64, snapshot: &Arc<Snapshot>, report: Report, now: Timestamp) -> 
 /// Analyses now, sends the first frame at once, then re-analyses every `every` until the
 /// receiver is dropped. Needs a tokio runtime.
 pub fn spawn(snapshot: Snapshot, settings: Settings, every: Duration) -> FrameRx {
+    spawn_at(snapshot, settings, every, jiff::SignedDuration::ZERO)
+}
+
+/// Like `spawn`, with the analysis clock shifted by `offset` (a dump judged as of its time).
+pub fn spawn_at(
+    snapshot: Snapshot,
+    settings: Settings,
+    every: Duration,
+    offset: jiff::SignedDuration,
+) -> FrameRx {
+    let clock = move || {
+        Timestamp::now()
+            .checked_add(offset)
+            .unwrap_or_else(|_| Timestamp::now())
+    };
     let snapshot = Arc::new(snapshot);
-    let now = Timestamp::now();
+    let now = clock();
     let report = analysis::analyze(&snapshot, &settings, now);
     let mut last = without_now(&report);
     let (tx, rx) = tokio::sync::watch::channel(Some(frame(1, &snapshot, report, now)));
@@ -84,7 +99,7 @@ pub fn spawn(snapshot: Snapshot, settings: Settings, every: Duration) -> FrameRx
                 _ = tick.tick() => {}
                 _ = tx.closed() => break,
             }
-            let now = Timestamp::now();
+            let now = clock();
             let report = analysis::analyze(&snapshot, &settings, now);
             let cmp = without_now(&report);
             if cmp != last {

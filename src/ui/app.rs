@@ -32,6 +32,8 @@ pub struct UiOptions {
     pub notice: Option<String>,
     /// Zone for the clock and "taken at" times.
     pub tz: TimeZone,
+    /// Added to the wall clock: a dump opened `--now` its time reads as it did then.
+    pub clock_offset: jiff::SignedDuration,
 }
 
 impl Default for UiOptions {
@@ -46,6 +48,7 @@ impl Default for UiOptions {
             log_path: None,
             notice: None,
             tz: TimeZone::UTC,
+            clock_offset: jiff::SignedDuration::ZERO,
         }
     }
 }

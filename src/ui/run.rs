@@ -77,7 +77,13 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
     terminal.hide_cursor()?;
     terminal.clear()?;
     let size = terminal.size()?;
-    let mut app = App::new(opts, Timestamp::now(), (size.width, size.height));
+    let offset = opts.clock_offset;
+    let clock = move || {
+        Timestamp::now()
+            .checked_add(offset)
+            .unwrap_or_else(|_| Timestamp::now())
+    };
+    let mut app = App::new(opts, clock(), (size.width, size.height));
     let first = frames.borrow_and_update().clone();
     update(&mut app, Msg::Frame(first));
     // The action worker owns the client; its answers arrive as messages like keys and frames.
@@ -148,7 +154,7 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                 }
             },
             Some(m) = worker_msgs.recv(), if worker.is_some() => update(&mut app, m),
-            _ = tick.tick() => update(&mut app, Msg::Tick(Timestamp::now())),
+            _ = tick.tick() => update(&mut app, Msg::Tick(clock())),
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
         // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
