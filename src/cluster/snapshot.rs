@@ -33,9 +33,11 @@ impl ObjKey {
 /// holds the previous frame without copying every object's key each time.
 pub struct Store<T> {
     map: imbl::OrdMap<ObjKey, Arc<Obj<T>>>,
-    /// Built on the first `by_term` lookup, dropped on every change.
-    terms: OnceLock<HashMap<String, Vec<Arc<Obj<T>>>>>,
+    /// Built on the first `by_term` lookup, dropped on every change, shared by clones.
+    terms: OnceLock<Arc<TermIndex<T>>>,
 }
+
+type TermIndex<T> = HashMap<String, Vec<Arc<Obj<T>>>>;
 
 impl<T> Default for Store<T> {
     fn default() -> Self {
@@ -48,11 +50,15 @@ impl<T> Default for Store<T> {
 
 impl<T> Clone for Store<T> {
     fn clone(&self) -> Self {
-        // A clone is about to change (or be read by another analysis): let it build its own
-        // index when asked, instead of copying this one.
+        // The index describes the same objects until one of the two changes, which drops its
+        // own copy: sharing it keeps the kinds a batch did not touch indexed.
+        let terms = OnceLock::new();
+        if let Some(index) = self.terms.get() {
+            let _ = terms.set(Arc::clone(index));
+        }
         Store {
             map: self.map.clone(),
-            terms: OnceLock::new(),
+            terms,
         }
     }
 }
@@ -138,7 +144,7 @@ where
     /// order, as a scan of `iter()` would find, without the scan after the first call.
     pub fn by_term(&self, term: &str) -> &[Arc<Obj<T>>] {
         let index = self.terms.get_or_init(|| {
-            let mut index: HashMap<String, Vec<Arc<Obj<T>>>> = HashMap::new();
+            let mut index: TermIndex<T> = HashMap::new();
             let mut buf = Vec::new();
             for o in self.map.values() {
                 buf.clear();
@@ -149,7 +155,7 @@ where
                     index.entry(t).or_default().push(Arc::clone(o));
                 }
             }
-            index
+            Arc::new(index)
         });
         index.get(term).map_or(&[], Vec::as_slice)
     }
