@@ -56,6 +56,9 @@ pub struct WorkerResult {
     pub write_p50_ms: f64,
     pub write_p99_ms: f64,
     pub write_max_ms: f64,
+    /// The PATCH round trip alone (the emulator's share of the write latency).
+    pub patch_p50_ms: f64,
+    pub patch_p99_ms: f64,
     pub window_s: f64,
     pub lists_after_sync: u64,
     pub watches_after_sync: u64,
@@ -228,6 +231,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
     // the first frame whose snapshot holds the new value.
     let mut lat = Vec::new();
+    let mut patch = Vec::new();
     for i in 0..conf.writes {
         let Some((ns, name)) = conf.write_targets.get(i % conf.write_targets.len().max(1)) else {
             break;
@@ -243,6 +247,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         )
         .await
         .with_context(|| format!("patching PVC {ns}/{name}"))?;
+        patch.push(ms(t0.elapsed()));
         let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
             loop {
                 {
@@ -276,6 +281,9 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.write_p50_ms = percentile(&lat, 50.0);
     r.write_p99_ms = percentile(&lat, 99.0);
     r.write_max_ms = lat.last().copied().unwrap_or(0.0);
+    patch.sort_by(f64::total_cmp);
+    r.patch_p50_ms = percentile(&patch, 50.0);
+    r.patch_p99_ms = percentile(&patch, 99.0);
 
     // 4. Requests after sync, counted by the server.
     let (lists1, watches1) = request_counts(&write_client).await?;
