@@ -10,7 +10,15 @@ fn bench_runs_end_to_end_at_a_tiny_size() {
     let json = dir.path().join("bench.json");
     let table = dir.path().join("bench.md");
     let out = Command::new(env!("CARGO_BIN_EXE_restorewatch-bench"))
-        .args(["--sizes", "200", "--idle-secs", "1", "--writes", "10", "--no-kubectl"])
+        .args([
+            "--sizes",
+            "200",
+            "--idle-secs",
+            "1",
+            "--writes",
+            "10",
+            "--no-kubectl",
+        ])
         .arg("--json")
         .arg(&json)
         .arg("--out")
@@ -23,7 +31,10 @@ fn bench_runs_end_to_end_at_a_tiny_size() {
     println!("{stdout}");
     assert!(stdout.contains("| N | 200 |"), "{stdout}");
     assert!(stdout.contains("first complete report on screen"));
-    assert_eq!(std::fs::read_to_string(&table).unwrap().trim(), stdout.trim());
+    assert_eq!(
+        std::fs::read_to_string(&table).unwrap().trim(),
+        stdout.trim()
+    );
 
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -2,10 +2,10 @@
 
 use super::codes::{Code, Severity};
 use super::disks::{pv_info, pv_of, pvc_info};
-use crate::cluster::snapshot::ORIG_TERM;
 use super::emit::Findings;
 use super::report::{ObjRef, OrigPvcView, RestoreId};
 use crate::cluster::Snapshot;
+use crate::cluster::snapshot::ORIG_TERM;
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, short_hash,
 };

@@ -153,7 +153,15 @@ fn disk(g: &mut Gen, ns: &str, name: &str, out: &mut Vec<Value>) {
     out.push(pv(g, &pv_name, ns, name, &pvc_uid, "20Gi"));
 }
 
-fn event(g: &mut Gen, ns: &str, rj: &str, rj_uid: &str, secs_ago: i64, reason: &str, msg: &str) -> Value {
+fn event(
+    g: &mut Gen,
+    ns: &str,
+    rj: &str,
+    rj_uid: &str,
+    secs_ago: i64,
+    reason: &str,
+    msg: &str,
+) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": format!("{rj}.{:016x}", g.seq * 0x9e37_79b9 + 7), "namespace": ns, "uid": g.uid(7), "creationTimestamp": g.ago(secs_ago)},
@@ -258,7 +266,8 @@ fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
             "status": {"phase": "Bound", "accessModes": ["ReadWriteMany"], "capacity": {"storage": "20Gi"}}
         }));
         let mut p = pv(g, &pv_name, ns, &orig, &orig_uid, "20Gi");
-        p["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"] = json!("Retain");
+        p["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"] =
+            json!("Retain");
         out.push(p);
         progress.push((name, 1_000_000_000u64 * (i as u64 + 1), 21_474_836_480u64));
     }
@@ -284,15 +293,51 @@ fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
         }));
     }
     let steps: [(i64, &str, String); 9] = [
-        (178, "PrepareForRestore", "Suspended HelmRelease vm-disk-system".into()),
-        (178, "PrepareForRestore", "Suspended HelmRelease vm-disk-data".into()),
-        (178, "PrepareForRestore", "Suspended HelmRelease vm-instance-vm1".into()),
-        (142, "PrepareForRestore", "VM vm-instance-vm1 is halted".into()),
-        (140, "PrepareForRestore", format!("Keep old PVC vm-disk-system as vm-disk-system-orig-{hash}")),
-        (138, "PrepareForRestore", format!("Keep old PVC vm-disk-data as vm-disk-data-orig-{hash}")),
-        (134, "PrepareForRestore", "Deleted DataVolume vm-disk-system".into()),
-        (134, "PrepareForRestore", "Pre-restore preparation complete".into()),
-        (133, "VeleroRestoreCreated", format!("Created Velero Restore cozy-velero/{velero}")),
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-disk-system".into(),
+        ),
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-disk-data".into(),
+        ),
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-instance-vm1".into(),
+        ),
+        (
+            142,
+            "PrepareForRestore",
+            "VM vm-instance-vm1 is halted".into(),
+        ),
+        (
+            140,
+            "PrepareForRestore",
+            format!("Keep old PVC vm-disk-system as vm-disk-system-orig-{hash}"),
+        ),
+        (
+            138,
+            "PrepareForRestore",
+            format!("Keep old PVC vm-disk-data as vm-disk-data-orig-{hash}"),
+        ),
+        (
+            134,
+            "PrepareForRestore",
+            "Deleted DataVolume vm-disk-system".into(),
+        ),
+        (
+            134,
+            "PrepareForRestore",
+            "Pre-restore preparation complete".into(),
+        ),
+        (
+            133,
+            "VeleroRestoreCreated",
+            format!("Created Velero Restore cozy-velero/{velero}"),
+        ),
     ];
     for (ago, reason, msg) in steps {
         out.push(event(g, ns, rj, &rj_uid, ago, reason, &msg));

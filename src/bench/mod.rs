@@ -173,7 +173,10 @@ async fn orchestrate(args: &BenchArgs) -> anyhow::Result<Vec<SizeResult>> {
             .status()
             .is_ok_and(|s| s.success());
     if !args.no_kubectl && !kubectl_ok {
-        eprintln!("bench: {} cannot be run: no kubectl comparison", args.kubectl);
+        eprintln!(
+            "bench: {} cannot be run: no kubectl comparison",
+            args.kubectl
+        );
     }
     let mut out = Vec::new();
     for &n in &args.sizes {
@@ -227,9 +230,15 @@ async fn orchestrate(args: &BenchArgs) -> anyhow::Result<Vec<SizeResult>> {
         let kubectl = match kubectl_list {
             Some((list_s, list_rss)) => {
                 eprintln!("bench: N={n}: kubectl -w");
-                let (p50, p99, seen) =
-                    kubectl_watch(&args.kubectl, &kubeconfig, &url, pvcs, &targets, args.writes)
-                        .await?;
+                let (p50, p99, seen) = kubectl_watch(
+                    &args.kubectl,
+                    &kubeconfig,
+                    &url,
+                    pvcs,
+                    &targets,
+                    args.writes,
+                )
+                .await?;
                 Some(KubectlResult {
                     list_s,
                     list_rss,
@@ -412,11 +421,7 @@ async fn kubectl_watch(
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
     lat.sort_by(f64::total_cmp);
-    Ok((
-        percentile(&lat, 50.0),
-        percentile(&lat, 99.0),
-        lat.len(),
-    ))
+    Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
 }
 
 fn ratio(ours: f64, theirs: f64) -> String {
@@ -519,7 +524,9 @@ pub fn render_table(args: &BenchArgs, results: &[SizeResult]) -> String {
             r.restorewatch.window_s
         )
     });
-    row("one analyze", &|r| format!("{:.2} ms", r.restorewatch.analyze_ms));
+    row("one analyze", &|r| {
+        format!("{:.2} ms", r.restorewatch.analyze_ms)
+    });
     row("one frame (update + full redraw, 160x48)", &|r| {
         format!("{:.2} ms", r.restorewatch.frame_ms)
     });

@@ -320,7 +320,11 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     }
     r.analyze_ms = median(a);
     let mut terminal = Terminal::new(TestBackend::new(conf.width, conf.height))?;
-    let mut app = App::new(UiOptions::default(), Timestamp::now(), (conf.width, conf.height));
+    let mut app = App::new(
+        UiOptions::default(),
+        Timestamp::now(),
+        (conf.width, conf.height),
+    );
     let mut f = Vec::new();
     for _ in 0..15 {
         terminal.clear()?;

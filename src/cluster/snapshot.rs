@@ -100,7 +100,12 @@ impl<T> Store<T> {
         namespace: &'b str,
     ) -> impl Iterator<Item = &'a Arc<Obj<T>>> + use<'a, 'b, T> {
         self.map
-            .range(KeyRef { namespace, name: "" }..)
+            .range(
+                KeyRef {
+                    namespace,
+                    name: "",
+                }..,
+            )
             .take_while(move |(k, _)| k.namespace == namespace)
             .map(|(_, v)| v)
     }
