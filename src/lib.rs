@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod bench;
 pub mod cli;
 pub mod cluster;
 pub mod config;

@@ -4,6 +4,7 @@
 use super::Settings;
 use super::report::{Driver, EventLine, ObjRef, RestoreId, TargetRef};
 use crate::cluster::Snapshot;
+use crate::cluster::snapshot::{velero_generate_term, velero_owner_term, velero_prefix_term};
 use crate::model::names::{
     LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE, VELERO_NAMESPACE, short_hash,
     vm_instance_release,
@@ -237,8 +238,22 @@ pub fn find_velero_restore<'a>(
     name: &str,
 ) -> Option<&'a Arc<Obj<VeleroRestore>>> {
     let prefix = format!("{ns}.{name}-");
-    snap.velero_restores
-        .in_namespace(VELERO_NAMESPACE)
+    // Candidates from the index (every Restore the filter below can accept carries one of
+    // these terms), in name order as a namespace scan would give them: the newest-wins tie
+    // break below stays the same.
+    let store = &snap.velero_restores;
+    let mut candidates: Vec<&'a Arc<Obj<VeleroRestore>>> = store
+        .by_term(&velero_owner_term(Some(ns), name))
+        .iter()
+        .chain(store.by_term(&velero_owner_term(None, name)))
+        .chain(store.by_term(&velero_generate_term(&prefix)))
+        .chain(store.by_term(&velero_prefix_term(&prefix)))
+        .filter(|r| r.meta.namespace == VELERO_NAMESPACE)
+        .collect();
+    candidates.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+    candidates.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    candidates
+        .into_iter()
         .filter(|r| {
             let by_label = r.meta.label(LABEL_OWNED_BY_NAME) == Some(name)
                 && r.meta

@@ -3,6 +3,7 @@
 
 use super::ctx::Ctx;
 use super::report::{DiskChain, DownloadInfo, DvInfo, Ownership, Progress, PvInfo, PvcInfo};
+use crate::cluster::snapshot::{claim_term, restore_name_term, restore_uid_term};
 use crate::cluster::{Snapshot, SyncState};
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME,
@@ -136,11 +137,16 @@ pub fn pv_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> Option<&'a Arc<Obj<Pv>>>
     if let Some(v) = pvc.volume_name.as_deref() {
         return snap.pvs.get("", v);
     }
-    snap.pvs.iter().find(|pv| {
-        pv.claim_ref
-            .as_ref()
-            .is_some_and(|c| c.namespace == pvc.meta.namespace && c.name == pvc.meta.name)
-    })
+    // The first PV, in name order, whose claimRef names the PVC (an index, not a scan: this
+    // runs for every disk of every restore).
+    snap.pvs
+        .by_term(&claim_term(&pvc.meta.namespace, &pvc.meta.name))
+        .iter()
+        .find(|pv| {
+            pv.claim_ref
+                .as_ref()
+                .is_some_and(|c| c.namespace == pvc.meta.namespace && c.name == pvc.meta.name)
+        })
 }
 
 /// DataDownloads of the RestoreJob's Velero Restore.
@@ -149,9 +155,23 @@ pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
         return Vec::new();
     };
     let uid = restore.meta.uid.as_str();
-    ctx.snap
-        .data_downloads
-        .in_namespace(VELERO_NAMESPACE)
+    // Candidates from the index (every DataDownload the filter below can accept carries one
+    // of these terms), then the same filter, in the same name order as a namespace scan.
+    let store = &ctx.snap.data_downloads;
+    let mut candidates: Vec<&'a Arc<Obj<DataDownload>>> = store
+        .by_term(&restore_name_term(&restore.meta.name))
+        .iter()
+        .chain(if uid.is_empty() {
+            [].iter()
+        } else {
+            store.by_term(&restore_uid_term(uid)).iter()
+        })
+        .filter(|d| d.meta.namespace == VELERO_NAMESPACE)
+        .collect();
+    candidates.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+    candidates.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    candidates
+        .into_iter()
         .filter(|d| {
             (!uid.is_empty() && d.meta.label(LABEL_VELERO_RESTORE_UID) == Some(uid))
                 || d.meta

@@ -5,6 +5,7 @@ use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
 use super::report::{ObjRef, OrigPvcView, RestoreId};
 use crate::cluster::Snapshot;
+use crate::cluster::snapshot::ORIG_TERM;
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, short_hash,
 };
@@ -39,7 +40,9 @@ fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
 
 pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
     let mut views = Vec::new();
-    for pvc in snap.pvcs.iter() {
+    // Only PVCs named like `-orig` ones can pass the first test: the index has them, in the
+    // same order as a scan of every PVC.
+    for pvc in snap.pvcs.by_term(ORIG_TERM) {
         let Some((base, hash)) = parse_orig_name(&pvc.meta.name) else {
             continue;
         };
@@ -180,7 +183,8 @@ fn leak_findings(
 
 /// PVs still `Retain` whose `-orig` PVC is already gone: the leak happened.
 fn released_leaks(snap: &Snapshot, out: &mut Findings) {
-    for pv in snap.pvs.iter() {
+    // Only PVs whose claimRef names an `-orig` PVC can leak here (see `ORIG_TERM`).
+    for pv in snap.pvs.by_term(ORIG_TERM) {
         let Some(c) = &pv.claim_ref else { continue };
         if snap.scope.as_deref().is_some_and(|s| s != c.namespace) {
             continue;

@@ -236,7 +236,9 @@ async fn store_task(
                 }
                 dirty = true;
             }
-            _ = tokio::time::sleep_until(deadline), if dirty => {}
+            // Armed only when a publish can follow: while kinds are still listing, a past
+            // deadline would wake this loop over and over for nothing.
+            _ = tokio::time::sleep_until(deadline), if dirty && all_listed(&snap) => {}
             _ = tick.tick() => {
                 // Time moves even when objects do not: stalls, deadlines, watch-stale.
                 if !dirty && seq > 0 {

@@ -4,8 +4,8 @@
 use crate::model::objects::*;
 use crate::model::{AnyObject, Kind, Obj};
 use jiff::Timestamp;
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjKey {
@@ -27,45 +27,234 @@ impl ObjKey {
 }
 
 /// Objects of one kind, keyed by namespace and name.
-#[derive(Debug, Clone)]
-pub struct Store<T>(BTreeMap<ObjKey, Arc<Obj<T>>>);
+///
+/// A persistent (structurally shared) map: cloning a `Store` is O(1) and a change copies only
+/// the path to the changed entry, so the live source can change its snapshot while the UI still
+/// holds the previous frame without copying every object's key each time.
+pub struct Store<T> {
+    map: imbl::OrdMap<ObjKey, Arc<Obj<T>>>,
+    /// Built on the first `by_term` lookup, dropped on every change, shared by clones.
+    terms: OnceLock<Arc<TermIndex<T>>>,
+}
+
+type TermIndex<T> = HashMap<String, Vec<Arc<Obj<T>>>>;
 
 impl<T> Default for Store<T> {
     fn default() -> Self {
-        Store(BTreeMap::new())
+        Store {
+            map: imbl::OrdMap::new(),
+            terms: OnceLock::new(),
+        }
+    }
+}
+
+impl<T> Clone for Store<T> {
+    fn clone(&self) -> Self {
+        // The index describes the same objects until one of the two changes, which drops its
+        // own copy: sharing it keeps the kinds a batch did not touch indexed.
+        let terms = OnceLock::new();
+        if let Some(index) = self.terms.get() {
+            let _ = terms.set(Arc::clone(index));
+        }
+        Store {
+            map: self.map.clone(),
+            terms,
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Store<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Store").field(&self.map).finish()
+    }
+}
+
+/// A borrowed `ObjKey`, ordered the same way: lookups without allocating a key.
+struct KeyRef<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl equivalent::Equivalent<ObjKey> for KeyRef<'_> {
+    fn equivalent(&self, key: &ObjKey) -> bool {
+        self.namespace == key.namespace && self.name == key.name
+    }
+}
+
+impl equivalent::Comparable<ObjKey> for KeyRef<'_> {
+    fn compare(&self, key: &ObjKey) -> std::cmp::Ordering {
+        (self.namespace, self.name).cmp(&(key.namespace.as_str(), key.name.as_str()))
     }
 }
 
 impl<T> Store<T> {
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Obj<T>>> {
-        // Building a key allocates; lookups happen a few hundred times per analysis at most.
-        self.0.get(&ObjKey::new(namespace, name))
+        self.map.get(&KeyRef { namespace, name })
     }
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Obj<T>>> {
-        self.0.values()
+        self.map.values()
     }
     /// Objects of one namespace, in name order.
     pub fn in_namespace<'a, 'b>(
         &'a self,
         namespace: &'b str,
     ) -> impl Iterator<Item = &'a Arc<Obj<T>>> + use<'a, 'b, T> {
-        self.0
-            .range(ObjKey::new(namespace, "")..)
+        self.map
+            .range(
+                KeyRef {
+                    namespace,
+                    name: "",
+                }..,
+            )
             .take_while(move |(k, _)| k.namespace == namespace)
             .map(|(_, v)| v)
     }
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.map.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.map.is_empty()
     }
     pub fn insert(&mut self, obj: Obj<T>) {
         let key = ObjKey::new(obj.meta.namespace.clone(), obj.meta.name.clone());
-        self.0.insert(key, Arc::new(obj));
+        self.map.insert(key, Arc::new(obj));
+        self.terms = OnceLock::new();
     }
     pub fn remove(&mut self, key: &ObjKey) -> bool {
-        self.0.remove(key).is_some()
+        let removed = self.map.remove(key).is_some();
+        if removed {
+            self.terms = OnceLock::new();
+        }
+        removed
+    }
+    fn entry(&self, key: &ObjKey) -> Option<&Arc<Obj<T>>> {
+        self.map.get(key)
+    }
+    fn keys(&self) -> impl Iterator<Item = &ObjKey> {
+        self.map.keys()
+    }
+}
+
+/// Secondary lookup keys of an object ("terms"), for the few questions the analysis asks of
+/// every object of a kind ("which PV claims this PVC?") once per restore.
+pub trait Terms {
+    fn terms(&self, out: &mut Vec<String>);
+}
+
+impl<T> Store<T>
+where
+    Obj<T>: Terms,
+{
+    /// Objects having `term` among their `Terms`, in key order: the same objects, in the same
+    /// order, as a scan of `iter()` would find, without the scan after the first call.
+    pub fn by_term(&self, term: &str) -> &[Arc<Obj<T>>] {
+        let index = self.terms.get_or_init(|| {
+            let mut index: TermIndex<T> = HashMap::new();
+            let mut buf = Vec::new();
+            for o in self.map.values() {
+                buf.clear();
+                o.terms(&mut buf);
+                buf.sort();
+                buf.dedup();
+                for t in buf.drain(..) {
+                    index.entry(t).or_default().push(Arc::clone(o));
+                }
+            }
+            Arc::new(index)
+        });
+        index.get(term).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The term under which a PV is found from the PVC its `claimRef` names.
+pub fn claim_term(namespace: &str, name: &str) -> String {
+    format!("claim\u{0}{namespace}\u{0}{name}")
+}
+
+/// The term of every PVC named like an `-orig` PVC, and of every PV whose claimRef names one.
+pub const ORIG_TERM: &str = "orig";
+
+impl Terms for Obj<Pv> {
+    fn terms(&self, out: &mut Vec<String>) {
+        if let Some(c) = &self.claim_ref {
+            out.push(claim_term(&c.namespace, &c.name));
+            if crate::model::names::parse_orig_name(&c.name).is_some() {
+                out.push(ORIG_TERM.to_string());
+            }
+        }
+    }
+}
+
+impl Terms for Obj<Pvc> {
+    fn terms(&self, out: &mut Vec<String>) {
+        if crate::model::names::parse_orig_name(&self.meta.name).is_some() {
+            out.push(ORIG_TERM.to_string());
+        }
+    }
+}
+
+/// The term under which DataDownloads are found from a Velero Restore's uid (label or owner).
+pub fn restore_uid_term(uid: &str) -> String {
+    format!("uid\u{0}{uid}")
+}
+
+/// The term under which DataDownloads are found from a Velero Restore's name (label).
+pub fn restore_name_term(name: &str) -> String {
+    format!("name\u{0}{name}")
+}
+
+/// Terms under which a Velero Restore is found from its RestoreJob: the owner label's value,
+/// its `generateName`, and every prefix of its name that ends in `-` (the controller names it
+/// `<namespace>.<restore job>-<suffix>`).
+///
+/// The owner term carries the owner-namespace label too (`None` when absent), so that
+/// RestoreJobs of one name in many namespaces do not all share one term.
+pub fn velero_owner_term(namespace: Option<&str>, restore_job: &str) -> String {
+    match namespace {
+        Some(ns) => format!("owner\u{0}{ns}\u{0}{restore_job}"),
+        None => format!("owner-any\u{0}{restore_job}"),
+    }
+}
+
+pub fn velero_generate_term(prefix: &str) -> String {
+    format!("gen\u{0}{prefix}")
+}
+
+pub fn velero_prefix_term(prefix: &str) -> String {
+    format!("prefix\u{0}{prefix}")
+}
+
+impl Terms for Obj<VeleroRestore> {
+    fn terms(&self, out: &mut Vec<String>) {
+        use crate::model::names::{LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE};
+        if let Some(n) = self.meta.label(LABEL_OWNED_BY_NAME) {
+            out.push(velero_owner_term(
+                self.meta.label(LABEL_OWNED_BY_NAMESPACE),
+                n,
+            ));
+        }
+        if let Some(g) = &self.meta.generate_name {
+            out.push(velero_generate_term(g));
+        }
+        let name = &self.meta.name;
+        for (i, _) in name.match_indices('-') {
+            out.push(velero_prefix_term(&name[..=i]));
+        }
+    }
+}
+
+impl Terms for Obj<DataDownload> {
+    fn terms(&self, out: &mut Vec<String>) {
+        use crate::model::names::{LABEL_VELERO_RESTORE_NAME, LABEL_VELERO_RESTORE_UID};
+        if let Some(u) = self.meta.label(LABEL_VELERO_RESTORE_UID) {
+            out.push(restore_uid_term(u));
+        }
+        for o in &self.meta.owners {
+            out.push(restore_uid_term(&o.uid));
+        }
+        if let Some(n) = self.meta.label(LABEL_VELERO_RESTORE_NAME) {
+            out.push(restore_name_term(n));
+        }
     }
 }
 
@@ -159,19 +348,19 @@ macro_rules! snapshot {
             /// The displayable JSON of any object.
             pub fn raw(&self, kind: Kind, key: &ObjKey) -> Option<&str> {
                 match kind {
-                    $(Kind::$variant => self.$field.0.get(key).map(|o| &*o.raw),)*
+                    $(Kind::$variant => self.$field.entry(key).map(|o| &*o.raw),)*
                 }
             }
 
             pub fn meta(&self, kind: Kind, key: &ObjKey) -> Option<&crate::model::Meta> {
                 match kind {
-                    $(Kind::$variant => self.$field.0.get(key).map(|o| &o.meta),)*
+                    $(Kind::$variant => self.$field.entry(key).map(|o| &o.meta),)*
                 }
             }
 
             pub fn keys(&self, kind: Kind) -> Vec<ObjKey> {
                 match kind {
-                    $(Kind::$variant => self.$field.0.keys().cloned().collect(),)*
+                    $(Kind::$variant => self.$field.keys().cloned().collect(),)*
                 }
             }
 

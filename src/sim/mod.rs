@@ -15,6 +15,7 @@ pub mod handlers;
 pub mod kcm;
 pub mod kubeconfig;
 pub mod load;
+pub mod metrics;
 pub mod openapi;
 pub mod patch;
 pub mod player;
@@ -104,6 +105,7 @@ impl Sim {
             faults: faults.clone(),
             bookmark_interval: config.bookmark_interval.max(Duration::from_millis(10)),
             address: addr.to_string(),
+            requests: Default::default(),
         });
         let kcm_on = Arc::new(AtomicBool::new(config.controller_manager));
         let tasks = vec![

@@ -40,6 +40,8 @@ pub struct Ctx {
     pub bookmark_interval: Duration,
     /// `127.0.0.1:PORT`, for `/api`'s serverAddressByClientCIDRs.
     pub address: String,
+    /// Requests served, by verb (`GET /metrics`).
+    pub requests: crate::sim::metrics::RequestCounts,
 }
 
 pub fn json_response(code: u16, v: &Value) -> Response<Body> {
@@ -120,6 +122,9 @@ pub struct Req {
 }
 
 async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
+    if req.uri().path() == crate::sim::metrics::PATH {
+        return json_response(200, &ctx.requests.to_json());
+    }
     let route = parse_path(req.uri().path());
     tracing::debug!(method = %req.method(), uri = %req.uri(), "sim request");
     let authorization = header(&req, AUTHORIZATION);
@@ -209,6 +214,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         Route::Resource(path) => {
+            ctx.requests.record(&r.method, &path, &r.query);
             if let Some(e) = ctx.faults.before_request().await {
                 return error_response(&e);
             }

@@ -1,0 +1,363 @@
+//! A synthetic Cozystack cluster of exactly `n` objects: tenants whose VM disks are
+//! DataVolume + PVC + PV triples, 1% of `n` RestoreJobs in flight (each with its Backup,
+//! HelmReleases, VM, new DataVolumes and PVCs, `-orig` PVCs and their PVs, Velero Restore,
+//! DataDownloads and the controller's Events), a StorageClass and the namespaces.
+//!
+//! Objects look like `kubectl get -o json` prints them (the fixtures' shapes), with times
+//! relative to `now` so the live analysis sees restores a few minutes old.
+
+use crate::model::names::{orig_pvc_name, short_hash};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+/// Objects one restore in flight brings (see `restore`).
+const PER_RESTORE: usize = 26;
+pub const STORAGE_CLASS: &str = "replicated-retain";
+
+pub struct World {
+    pub objects: Vec<Value>,
+    /// Background PVCs (`namespace`, `name`), the targets of benchmark writes.
+    pub write_targets: Vec<(String, String)>,
+    pub pvcs: usize,
+    pub restores: usize,
+}
+
+struct Gen {
+    now: i64,
+    seq: u64,
+}
+
+impl Gen {
+    fn uid(&mut self, tag: u32) -> String {
+        self.seq += 1;
+        format!("{tag:08x}-0000-4000-8000-{:012x}", self.seq)
+    }
+    fn ago(&self, secs: i64) -> String {
+        Timestamp::from_second(self.now - secs)
+            .map(|t| t.to_string())
+            .unwrap_or_default()
+    }
+}
+
+pub fn tenant(i: usize) -> String {
+    format!("tenant-{i:05}")
+}
+
+/// A cluster of exactly `n` objects (`n` >= 40 gives at least one restore and one disk).
+pub fn generate(n: usize, now: Timestamp) -> World {
+    let mut g = Gen {
+        now: now.as_second(),
+        seq: 0,
+    };
+    let restores = (n / 100).max(1);
+    let tenants = restores;
+    let mut objects = Vec::with_capacity(n);
+    objects.push(json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": STORAGE_CLASS, "uid": g.uid(1), "creationTimestamp": g.ago(86400 * 400)},
+        "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Retain",
+        "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true,
+        "parameters": {"linstor.csi.linbit.com/autoPlace": "3", "linstor.csi.linbit.com/storagePool": "data"}
+    }));
+    objects.push(namespace(&mut g, "cozy-velero"));
+    for t in 0..tenants {
+        objects.push(namespace(&mut g, &tenant(t)));
+    }
+    let mut pvcs = 0;
+    for r in 0..restores {
+        let before = objects.len();
+        restore(&mut g, &tenant(r), &mut objects);
+        debug_assert_eq!(objects.len() - before, PER_RESTORE);
+        pvcs += 4;
+    }
+    // The rest: background disks, three objects each, spread over the tenants.
+    let left = n.saturating_sub(objects.len());
+    let mut write_targets = Vec::new();
+    for d in 0..left / 3 {
+        let ns = tenant(d % tenants);
+        let name = format!("vm-disk-bg{d}");
+        disk(&mut g, &ns, &name, &mut objects);
+        write_targets.push((ns, name));
+        pvcs += 1;
+    }
+    // Pad to exactly n with events about PVCs (not about RestoreJobs: the live watch's field
+    // selector leaves them on the server, as on a real cluster).
+    while objects.len() < n {
+        let i = objects.len();
+        objects.push(json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": format!("pad.{i:x}"), "namespace": tenant(0), "uid": g.uid(2), "creationTimestamp": g.ago(60)},
+            "involvedObject": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": "vm-disk-bg0", "namespace": tenant(0)},
+            "reason": "Resized", "message": "volume resized", "type": "Normal", "count": 1,
+            "firstTimestamp": g.ago(60), "lastTimestamp": g.ago(60),
+            "source": {"component": "csi-resizer"}
+        }));
+    }
+    World {
+        objects,
+        write_targets,
+        pvcs,
+        restores,
+    }
+}
+
+fn namespace(g: &mut Gen, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name, "uid": g.uid(3), "creationTimestamp": g.ago(86400 * 200),
+            "labels": {"kubernetes.io/metadata.name": name, "tenant.cozystack.io/tenant": ""}},
+        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}
+    })
+}
+
+fn pv(g: &mut Gen, name: &str, ns: &str, claim: &str, claim_uid: &str, size: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": name, "uid": g.uid(4), "creationTimestamp": g.ago(86400 * 30),
+            "annotations": {"pv.kubernetes.io/provisioned-by": "linstor.csi.linbit.com"},
+            "finalizers": ["external-provisioner.volume.kubernetes.io/finalizer", "kubernetes.io/pv-protection"]},
+        "spec": {"accessModes": ["ReadWriteMany"], "capacity": {"storage": size},
+            "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": claim, "namespace": ns, "uid": claim_uid},
+            "csi": {"driver": "linstor.csi.linbit.com", "volumeHandle": name,
+                "volumeAttributes": {"linstor.csi.linbit.com/uses-volume-context": "true"}},
+            "persistentVolumeReclaimPolicy": "Retain", "storageClassName": STORAGE_CLASS, "volumeMode": "Block"},
+        "status": {"phase": "Bound", "lastPhaseTransitionTime": g.ago(86400 * 30)}
+    })
+}
+
+/// A healthy VM disk: DataVolume, its bound PVC and the PV.
+fn disk(g: &mut Gen, ns: &str, name: &str, out: &mut Vec<Value>) {
+    let dv_uid = g.uid(5);
+    let pvc_uid = g.uid(6);
+    let pv_name = format!("pvc-{pvc_uid}");
+    let labels = json!({"app.kubernetes.io/managed-by": "Helm", "apps.cozystack.io/application.kind": "VMDisk",
+        "apps.cozystack.io/application.name": name, "helm.toolkit.fluxcd.io/name": name, "helm.toolkit.fluxcd.io/namespace": ns});
+    out.push(json!({
+        "apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+        "metadata": {"name": name, "namespace": ns, "uid": dv_uid, "creationTimestamp": g.ago(86400 * 30), "generation": 1,
+            "labels": labels, "annotations": {"meta.helm.sh/release-name": name, "meta.helm.sh/release-namespace": ns}},
+        "spec": {"source": {"blank": {}}, "storage": {"resources": {"requests": {"storage": "20Gi"}}, "storageClassName": STORAGE_CLASS}},
+        "status": {"claimName": name, "phase": "Succeeded", "progress": "100.0%"}
+    }));
+    out.push(json!({
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": pvc_uid, "creationTimestamp": g.ago(86400 * 30),
+            "labels": {"app": "containerized-data-importer", "apps.cozystack.io/application.kind": "VMDisk"},
+            "annotations": {"pv.kubernetes.io/bind-completed": "yes", "volume.kubernetes.io/storage-provisioner": "linstor.csi.linbit.com"},
+            "finalizers": ["kubernetes.io/pvc-protection"],
+            "ownerReferences": [{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "name": name, "uid": dv_uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "20Gi"}},
+            "storageClassName": STORAGE_CLASS, "volumeMode": "Block", "volumeName": pv_name},
+        "status": {"phase": "Bound", "accessModes": ["ReadWriteMany"], "capacity": {"storage": "20Gi"}}
+    }));
+    out.push(pv(g, &pv_name, ns, name, &pvc_uid, "20Gi"));
+}
+
+fn event(
+    g: &mut Gen,
+    ns: &str,
+    rj: &str,
+    rj_uid: &str,
+    secs_ago: i64,
+    reason: &str,
+    msg: &str,
+) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{rj}.{:016x}", g.seq * 0x9e37_79b9 + 7), "namespace": ns, "uid": g.uid(7), "creationTimestamp": g.ago(secs_ago)},
+        "involvedObject": {"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob", "name": rj, "namespace": ns, "uid": rj_uid},
+        "reason": reason, "message": msg, "type": "Normal", "count": 1,
+        "firstTimestamp": g.ago(secs_ago), "lastTimestamp": g.ago(secs_ago),
+        "reportingComponent": "restore-controller", "source": {"component": "restore-controller"}
+    })
+}
+
+fn hr(g: &mut Gen, ns: &str, name: &str, kind: &str, app: &str, restore: &str) -> Value {
+    json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": name, "namespace": ns, "uid": g.uid(8), "creationTimestamp": g.ago(86400 * 60), "generation": 4,
+            "finalizers": ["finalizers.fluxcd.io"],
+            "labels": {"apps.cozystack.io/application.group": "apps.cozystack.io", "apps.cozystack.io/application.kind": kind,
+                "apps.cozystack.io/application.name": app, "velero.io/restore-name": restore}},
+        "spec": {"chartRef": {"kind": "ExternalArtifact", "name": format!("cozystack-{kind}"), "namespace": "cozy-system"},
+            "interval": "5m0s", "suspend": false, "values": {"storageClass": STORAGE_CLASS}},
+        "status": {"conditions": [{"lastTransitionTime": g.ago(86400 * 2), "message": "Helm upgrade succeeded", "observedGeneration": 4,
+            "reason": "UpgradeSucceeded", "status": "True", "type": "Ready"}], "observedGeneration": 4, "lastAttemptedGeneration": 4}
+    })
+}
+
+/// A VM restore in flight, the shape of `healthy/vm-postfix-restoring`: the old disks kept as
+/// `-orig` PVCs, new DataVolumes pending, DataDownloads half done. 26 objects.
+fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
+    let rj = "restore-vm1";
+    let rj_uid = g.uid(9);
+    let backup = "vm1-nightly";
+    let velero = format!("{ns}.{rj}-bench");
+    let velero_uid = g.uid(10);
+    let disks = ["system", "data"];
+    out.push(json!({
+        "apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+        "metadata": {"name": backup, "namespace": ns, "uid": g.uid(11), "creationTimestamp": g.ago(8 * 3600), "generation": 1},
+        "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
+            "driverMetadata": {"velero.io/backup-name": format!("{ns}.vm1-nightly-b"), "velero.io/backup-namespace": "cozy-velero"},
+            "planRef": {"name": "vm1-nightly"}, "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "Velero", "name": "velero-default"},
+            "takenAt": g.ago(8 * 3600)},
+        "status": {"phase": "Ready", "conditions": [{"lastTransitionTime": g.ago(8 * 3600), "message": "Backup is ready",
+            "reason": "BackupCompleted", "status": "True", "type": "Ready"}]}
+    }));
+    out.push(json!({
+        "apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+        "metadata": {"name": rj, "namespace": ns, "uid": rj_uid, "creationTimestamp": g.ago(180), "generation": 1,
+            "finalizers": ["backups.cozystack.io/cleanup"]},
+        "spec": {"backupRef": {"name": backup}, "options": {"keepOriginalPVC": true}},
+        "status": {"phase": "Running", "startedAt": g.ago(179)}
+    }));
+    for d in disks {
+        out.push(hr(g, ns, &format!("vm-disk-{d}"), "VMDisk", d, &velero));
+    }
+    out.push(hr(g, ns, "vm-instance-vm1", "VMInstance", "vm1", &velero));
+    out.push(json!({
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+        "metadata": {"name": "vm-instance-vm1", "namespace": ns, "uid": g.uid(12), "creationTimestamp": g.ago(86400 * 60), "generation": 9,
+            "labels": {"app.kubernetes.io/instance": "vm-instance-vm1", "apps.cozystack.io/application.kind": "VMInstance", "apps.cozystack.io/application.name": "vm1"}},
+        "spec": {"runStrategy": "Always", "template": {"spec": {"volumes": [
+            {"dataVolume": {"name": "vm-disk-system"}, "name": "disk-system"},
+            {"dataVolume": {"name": "vm-disk-data"}, "name": "disk-data"}]}}},
+        "status": {"printableStatus": "Provisioning", "ready": false, "created": false}
+    }));
+    let hash = short_hash(rj);
+    let mut progress = Vec::new();
+    for (i, d) in disks.iter().enumerate() {
+        let name = format!("vm-disk-{d}");
+        let dv_uid = g.uid(13);
+        out.push(json!({
+            "apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+            "metadata": {"name": name, "namespace": ns, "uid": dv_uid, "creationTimestamp": g.ago(127), "generation": 1,
+                "labels": {"apps.cozystack.io/application.kind": "VMDisk", "apps.cozystack.io/application.name": d, "velero.io/restore-name": velero},
+                "annotations": {"cdi.kubevirt.io/storage.prePopulated": name, "meta.helm.sh/release-name": name, "meta.helm.sh/release-namespace": ns}},
+            "spec": {"source": {"blank": {}}, "storage": {"resources": {"requests": {"storage": "20Gi"}}, "storageClassName": STORAGE_CLASS}},
+            "status": {"claimName": name, "phase": "Pending", "progress": "N/A"}
+        }));
+        out.push(json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": ns, "uid": g.uid(14), "creationTimestamp": g.ago(128),
+                "labels": {"app": "containerized-data-importer", "apps.cozystack.io/application.kind": "VMDisk",
+                    "apps.cozystack.io/application.name": d, "velero.io/restore-name": velero},
+                "annotations": {"cdi.kubevirt.io/allowClaimAdoption": "true"},
+                "finalizers": ["kubernetes.io/pvc-protection"],
+                "ownerReferences": [{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "name": name, "uid": dv_uid, "controller": true, "blockOwnerDeletion": true}]},
+            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "20Gi"}},
+                "selector": {"matchLabels": {"velero.io/dynamic-pv-restore": format!("{ns}.{name}.bench")}},
+                "storageClassName": STORAGE_CLASS, "volumeMode": "Block"},
+            "status": {"phase": "Pending"}
+        }));
+        let orig = orig_pvc_name(&name, rj);
+        debug_assert!(orig.ends_with(&hash));
+        let orig_uid = g.uid(15);
+        let pv_name = format!("pvc-{orig_uid}");
+        out.push(json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": orig, "namespace": ns, "uid": orig_uid, "creationTimestamp": g.ago(140 - i as i64 * 2),
+                "annotations": {"backups.cozystack.io/original-reclaim-policy": "Retain", "backups.cozystack.io/restore-job-uid": rj_uid,
+                    "pv.kubernetes.io/bind-completed": "yes"},
+                "finalizers": ["kubernetes.io/pvc-protection"]},
+            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "20Gi"}},
+                "storageClassName": STORAGE_CLASS, "volumeMode": "Block", "volumeName": pv_name},
+            "status": {"phase": "Bound", "accessModes": ["ReadWriteMany"], "capacity": {"storage": "20Gi"}}
+        }));
+        let mut p = pv(g, &pv_name, ns, &orig, &orig_uid, "20Gi");
+        p["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"] =
+            json!("Retain");
+        out.push(p);
+        progress.push((name, 1_000_000_000u64 * (i as u64 + 1), 21_474_836_480u64));
+    }
+    out.push(json!({
+        "apiVersion": "velero.io/v1", "kind": "Restore",
+        "metadata": {"name": velero, "namespace": "cozy-velero", "uid": velero_uid, "creationTimestamp": g.ago(133), "generation": 3,
+            "generateName": format!("{ns}.{rj}-"), "finalizers": ["restores.velero.io/external-resources-finalizer"],
+            "labels": {"backups.cozystack.io/owned-by.BackupJobName": rj, "backups.cozystack.io/owned-by.BackupJobNamespace": ns}},
+        "spec": {"backupName": format!("{ns}.vm1-nightly-b"), "existingResourcePolicy": "update", "includedNamespaces": [ns], "restorePVs": true},
+        "status": {"phase": "WaitingForPluginOperations", "progress": {"itemsRestored": 14, "totalItems": 14},
+            "restoreItemOperationsAttempted": 2, "restoreItemOperationsCompleted": 0, "startTimestamp": g.ago(132)}
+    }));
+    for (pvc, done, total) in progress {
+        out.push(json!({
+            "apiVersion": "velero.io/v2alpha1", "kind": "DataDownload",
+            "metadata": {"name": format!("{velero}-{pvc}"), "namespace": "cozy-velero", "uid": g.uid(16), "creationTimestamp": g.ago(125), "generation": 4,
+                "labels": {"velero.io/restore-name": velero, "velero.io/restore-uid": velero_uid},
+                "ownerReferences": [{"apiVersion": "velero.io/v1", "kind": "Restore", "name": velero, "uid": velero_uid, "controller": true}]},
+            "spec": {"backupStorageLocation": "default", "datamover": "velero", "sourceNamespace": ns,
+                "targetVolume": {"namespace": ns, "pv": "", "pvc": pvc}},
+            "status": {"phase": "InProgress", "node": "srv-worker-1", "progress": {"bytesDone": done, "totalBytes": total},
+                "startTimestamp": g.ago(110)}
+        }));
+    }
+    let steps: [(i64, &str, String); 9] = [
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-disk-system".into(),
+        ),
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-disk-data".into(),
+        ),
+        (
+            178,
+            "PrepareForRestore",
+            "Suspended HelmRelease vm-instance-vm1".into(),
+        ),
+        (
+            142,
+            "PrepareForRestore",
+            "VM vm-instance-vm1 is halted".into(),
+        ),
+        (
+            140,
+            "PrepareForRestore",
+            format!("Keep old PVC vm-disk-system as vm-disk-system-orig-{hash}"),
+        ),
+        (
+            138,
+            "PrepareForRestore",
+            format!("Keep old PVC vm-disk-data as vm-disk-data-orig-{hash}"),
+        ),
+        (
+            134,
+            "PrepareForRestore",
+            "Deleted DataVolume vm-disk-system".into(),
+        ),
+        (
+            134,
+            "PrepareForRestore",
+            "Pre-restore preparation complete".into(),
+        ),
+        (
+            133,
+            "VeleroRestoreCreated",
+            format!("Created Velero Restore cozy-velero/{velero}"),
+        ),
+    ];
+    for (ago, reason, msg) in steps {
+        out.push(event(g, ns, rj, &rj_uid, ago, reason, &msg));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_sizes_and_parseable() {
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        for n in [40, 200, 1000, 1234] {
+            let w = generate(n, now);
+            assert_eq!(w.objects.len(), n, "n={n}");
+            assert!(!w.write_targets.is_empty());
+            for o in &w.objects {
+                crate::model::parse_object(o.clone()).expect("every generated object parses");
+            }
+        }
+    }
+}

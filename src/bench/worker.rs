@@ -1,0 +1,346 @@
+//! The measured process: the live pipeline exactly as the dashboard runs it (`live::start`, one
+//! watch per kind, the store task, `analyze`), and the dashboard's draw loop rendering every
+//! frame through `ui::view` into a `TestBackend` instead of a terminal. Only restorewatch runs
+//! here (the emulator and kubectl are other processes), so `/proc/self` is restorewatch's cost.
+
+use super::sys;
+use crate::analysis::{Settings, analyze};
+use crate::cluster::live::{self, LiveOptions};
+use crate::cluster::{Frame, FrameRx};
+use crate::ui::{App, Msg, UiOptions, update, view};
+use anyhow::Context;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::api::{Api, Patch, PatchParams};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::{Instant, MissedTickBehavior};
+
+/// The annotation each benchmark write sets on a PVC.
+pub const SEQ_ANNOTATION: &str = "bench.restorewatch.io/seq";
+/// What the dashboard's draw loop allows (see `ui::run`).
+const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
+/// After the first frame, time for the initial lists' garbage to go before "steady" figures.
+const SETTLE: Duration = Duration::from_secs(2);
+/// A write not on screen after this counts as lost.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerConf {
+    pub url: String,
+    pub objects: usize,
+    pub idle_secs: u64,
+    pub writes: usize,
+    pub write_targets: Vec<(String, String)>,
+    pub width: u16,
+    pub height: u16,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WorkerResult {
+    pub first_report_s: f64,
+    pub baseline_rss: u64,
+    pub rss_after_sync: u64,
+    pub steady_rss: u64,
+    pub end_rss: u64,
+    pub peak_rss: u64,
+    pub idle_secs: f64,
+    pub idle_cpu_pct: f64,
+    pub writes_seen: usize,
+    pub writes_lost: usize,
+    pub write_p50_ms: f64,
+    pub write_p99_ms: f64,
+    pub write_max_ms: f64,
+    /// The PATCH round trip alone (the emulator's share of the write latency).
+    pub patch_p50_ms: f64,
+    pub patch_p99_ms: f64,
+    pub window_s: f64,
+    pub lists_after_sync: u64,
+    pub watches_after_sync: u64,
+    pub lists_per_min: f64,
+    pub watches_per_min: f64,
+    pub analyze_ms: f64,
+    pub frame_ms: f64,
+    pub snapshot_copy_ms: f64,
+    pub held_objects: usize,
+    pub restores: usize,
+    pub findings: usize,
+    pub draws: u64,
+}
+
+#[derive(Clone)]
+struct Drawn {
+    frame: Option<Arc<Frame>>,
+    at: Instant,
+    draws: u64,
+}
+
+/// The dashboard's loop (`ui::run::run_tui`) without a terminal: frames and a 1 s clock tick
+/// go through `update`, and a dirty app is drawn at most every 33 ms.
+async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<Drawn>) {
+    let mut terminal = match Terminal::new(TestBackend::new(size.0, size.1)) {
+        Ok(t) => t,
+        Err(e) => match e {},
+    };
+    let mut app = App::new(UiOptions::default(), Timestamp::now(), size);
+    let first = frames.borrow_and_update().clone();
+    update(&mut app, Msg::Frame(first));
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last_draw: Option<Instant> = None;
+    let mut draw_at: Option<Instant> = None;
+    let mut draws = 0u64;
+    loop {
+        if app.dirty {
+            let now = Instant::now();
+            match last_draw {
+                Some(t) if now.duration_since(t) < MIN_FRAME_GAP => {
+                    draw_at = Some(t + MIN_FRAME_GAP);
+                }
+                _ => {
+                    if terminal.draw(|f| view(&app, f)).is_err() {
+                        return;
+                    }
+                    app.dirty = false;
+                    last_draw = Some(now);
+                    draw_at = None;
+                    draws += 1;
+                    drawn.send_replace(Drawn {
+                        frame: app.shown.clone(),
+                        at: Instant::now(),
+                        draws,
+                    });
+                }
+            }
+        }
+        tokio::select! {
+            changed = frames.changed() => match changed {
+                Ok(()) => {
+                    let f = frames.borrow_and_update().clone();
+                    update(&mut app, Msg::Frame(f));
+                }
+                Err(_) => return,
+            },
+            _ = tick.tick() => update(&mut app, Msg::Tick(Timestamp::now())),
+            _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
+        }
+    }
+}
+
+async fn request_counts(client: &kube::Client) -> anyhow::Result<(u64, u64)> {
+    let req = hyper::Request::get(crate::sim::metrics::PATH)
+        .body(Vec::new())
+        .context("metrics request")?;
+    let text = client.request_text(req).await.context("GET /metrics")?;
+    let v: Value = serde_json::from_str(&text).context("metrics body")?;
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Ok((n("list"), n("watch")))
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Nearest-rank percentile.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn client(url: &str) -> anyhow::Result<kube::Client> {
+    let mut config = kube::Config::new(url.parse().context("emulator URL")?);
+    config.default_namespace = "default".into();
+    Ok(kube::Client::try_from(config)?)
+}
+
+pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
+    let mut r = WorkerResult::default();
+    let watch_client = client(&conf.url)?;
+    // Writes and counter reads go through their own connections, as another client would.
+    let write_client = client(&conf.url)?;
+    r.baseline_rss = sys::rss().0;
+
+    let start = Instant::now();
+    let settings = Settings::default();
+    let source = live::start(
+        watch_client,
+        LiveOptions {
+            namespace: None,
+            context: "bench".into(),
+            cluster: conf.url.clone(),
+            settings: settings.clone(),
+        },
+    );
+    let (drawn_tx, mut drawn) = watch::channel(Drawn {
+        frame: None,
+        at: start,
+        draws: 0,
+    });
+    let ui = tokio::spawn(draw_loop(
+        source.frames.clone(),
+        (conf.width, conf.height),
+        drawn_tx,
+    ));
+
+    // 1. The first complete report on screen: every kind listed, analysed and drawn.
+    let first = tokio::time::timeout(Duration::from_secs(600), async {
+        loop {
+            if drawn.changed().await.is_err() {
+                return None;
+            }
+            let d = drawn.borrow_and_update().clone();
+            if d.frame.is_some() {
+                return Some(d);
+            }
+        }
+    })
+    .await
+    .context("no complete frame within 10 minutes")?
+    .context("the draw loop stopped")?;
+    r.first_report_s = first.at.duration_since(start).as_secs_f64();
+    let sync_at = Instant::now();
+    let (lists0, watches0) = request_counts(&write_client).await?;
+    r.rss_after_sync = sys::rss().0;
+
+    // 2. Idle: nothing changes on the server; only the 1 s re-analysis and clock redraws run.
+    tokio::time::sleep(SETTLE).await;
+    let cpu0 = sys::cpu_seconds();
+    let idle_start = Instant::now();
+    tokio::time::sleep(Duration::from_secs(conf.idle_secs)).await;
+    let cpu1 = sys::cpu_seconds();
+    r.idle_secs = idle_start.elapsed().as_secs_f64();
+    r.idle_cpu_pct = 100.0 * (cpu1 - cpu0) / r.idle_secs.max(1e-9);
+    r.steady_rss = sys::rss().0;
+
+    // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
+    // the first frame whose snapshot holds the new value.
+    let mut lat = Vec::new();
+    let mut patch = Vec::new();
+    for i in 0..conf.writes {
+        let Some((ns, name)) = conf.write_targets.get(i % conf.write_targets.len().max(1)) else {
+            break;
+        };
+        let value = i.to_string();
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(write_client.clone(), ns);
+        drawn.borrow_and_update();
+        let t0 = Instant::now();
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {SEQ_ANNOTATION: value}}})),
+        )
+        .await
+        .with_context(|| format!("patching PVC {ns}/{name}"))?;
+        patch.push(ms(t0.elapsed()));
+        let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
+            loop {
+                {
+                    let d = drawn.borrow_and_update();
+                    let shows = d.frame.as_ref().is_some_and(|f| {
+                        f.snapshot
+                            .pvcs
+                            .get(ns, name)
+                            .and_then(|p| p.meta.annotation(SEQ_ANNOTATION))
+                            == Some(value.as_str())
+                    });
+                    if shows && d.at >= t0 {
+                        return Some(d.at);
+                    }
+                }
+                if drawn.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+        .await;
+        match seen {
+            Ok(Some(at)) => lat.push(ms(at.duration_since(t0))),
+            _ => r.writes_lost += 1,
+        }
+        // Spread the writes over the 33 ms publish window instead of locking onto its phase.
+        tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
+    }
+    lat.sort_by(f64::total_cmp);
+    r.writes_seen = lat.len();
+    r.write_p50_ms = percentile(&lat, 50.0);
+    r.write_p99_ms = percentile(&lat, 99.0);
+    r.write_max_ms = lat.last().copied().unwrap_or(0.0);
+    patch.sort_by(f64::total_cmp);
+    r.patch_p50_ms = percentile(&patch, 50.0);
+    r.patch_p99_ms = percentile(&patch, 99.0);
+
+    // 4. Requests after sync, counted by the server.
+    let (lists1, watches1) = request_counts(&write_client).await?;
+    r.window_s = sync_at.elapsed().as_secs_f64();
+    r.lists_after_sync = lists1.saturating_sub(lists0);
+    r.watches_after_sync = watches1.saturating_sub(watches0);
+    r.lists_per_min = r.lists_after_sync as f64 * 60.0 / r.window_s;
+    r.watches_per_min = r.watches_after_sync as f64 * 60.0 / r.window_s;
+    let (end_rss, peak) = sys::rss();
+    r.end_rss = end_rss;
+    r.peak_rss = peak;
+    r.draws = drawn.borrow().draws;
+
+    // 5. One analysis and one frame at this size, on the newest frame (medians of 15).
+    let frame = source
+        .frames
+        .borrow()
+        .clone()
+        .context("no frame at the end")?;
+    drop(source);
+    ui.abort();
+    let mut live_settings = settings.clone();
+    live_settings.rename_grace = jiff::SignedDuration::from_secs(5);
+    let snap = &frame.snapshot;
+    r.held_objects = snap.objects.total();
+    r.restores = frame.report.restores.len();
+    r.findings = frame.report.findings.len();
+    let mut a = Vec::new();
+    for _ in 0..15 {
+        let t = Instant::now();
+        let rep = analyze(snap, &live_settings, Timestamp::now());
+        a.push(ms(t.elapsed()));
+        drop(rep);
+    }
+    r.analyze_ms = median(a);
+    let mut terminal = Terminal::new(TestBackend::new(conf.width, conf.height))?;
+    let mut app = App::new(
+        UiOptions::default(),
+        Timestamp::now(),
+        (conf.width, conf.height),
+    );
+    let mut f = Vec::new();
+    for _ in 0..15 {
+        terminal.clear()?;
+        let t = Instant::now();
+        update(&mut app, Msg::Frame(Some(frame.clone())));
+        terminal.draw(|fr| view(&app, fr))?;
+        f.push(ms(t.elapsed()));
+    }
+    r.frame_ms = median(f);
+    let mut c = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let copy = (**snap).clone();
+        c.push(ms(t.elapsed()));
+        drop(copy);
+    }
+    r.snapshot_copy_ms = median(c);
+    Ok(r)
+}

@@ -1,0 +1,28 @@
+//! `restorewatch-bench`: the same benchmark as `restorewatch bench`, as its own binary, so that
+//! tests and scripts can run it whatever subcommands the main binary has.
+
+use clap::Parser;
+use restorewatch::bench::{BenchArgs, run};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "restorewatch-bench",
+    about = "Measure the live dashboard on emulated clusters of N objects, next to kubectl"
+)]
+struct Cli {
+    #[command(flatten)]
+    args: BenchArgs,
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli.args).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("restorewatch-bench: {e:#}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
