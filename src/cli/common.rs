@@ -6,21 +6,20 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Args, Default)]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use (default: the current context)
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// Only this namespace
     #[arg(
         short = 'n',
         long,
-        global = true,
         value_name = "NS",
         conflicts_with = "all_namespaces"
     )]
     pub namespace: Option<String>,
     /// All namespaces (the default)
-    #[arg(short = 'A', long, global = true)]
+    #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 }

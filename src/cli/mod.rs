@@ -37,6 +37,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
+    /// Measure the live dashboard on emulated clusters of N objects, next to kubectl
+    Bench(crate::bench::BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions {
         #[arg(value_enum)]
