@@ -52,6 +52,10 @@ pub struct BenchArgs {
     /// Also write every figure as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Only write the generated cluster of the first size as a kubectl `List` (JSON) to FILE
+    /// and exit: the input for timing `restorewatch check --snapshot FILE`
+    #[arg(long, value_name = "FILE")]
+    pub write_dump: Option<PathBuf>,
 }
 
 impl Default for BenchArgs {
@@ -64,6 +68,7 @@ impl Default for BenchArgs {
             no_kubectl: false,
             out: None,
             json: None,
+            write_dump: None,
         }
     }
 }
@@ -107,6 +112,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             return Ok(0);
         }
         _ => {}
+    }
+    if let Some(path) = &args.write_dump {
+        let n = args.sizes.first().copied().unwrap_or(20_000);
+        let world = r#gen::generate(n, jiff::Timestamp::now());
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": world.objects});
+        std::fs::write(path, serde_json::to_vec(&list)?)?;
+        println!("wrote {} objects to {}", n, path.display());
+        return Ok(0);
     }
     let results = orchestrate(&args).await?;
     let table = render_table(&args, &results);

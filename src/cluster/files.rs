@@ -118,9 +118,23 @@ fn split_yaml(text: &str) -> Vec<(usize, String)> {
     docs
 }
 
+/// The parser's safety budget, scaled to the document: `kubectl get -A -o yaml` on a large
+/// cluster is one document of millions of nodes, far over the default of 250,000. A document
+/// cannot hold more nodes or events than it has bytes; the alias and anchor limits, which are
+/// what guard against YAML bombs, stay as they are.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = budget.max_nodes.max(len);
+    budget.max_events = budget.max_events.max(len.saturating_mul(2));
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(len);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 fn load_yaml(text: &str, origin: &str, out: &mut Loaded) {
     for (i, (line, doc)) in split_yaml(text).into_iter().enumerate() {
-        match serde_saphyr::from_str::<Value>(&doc) {
+        match serde_saphyr::from_str_with_options::<Value>(&doc, yaml_options(doc.len())) {
             Ok(v) => accept(v, origin, i + 1, Some(line), out),
             Err(e) => {
                 let first = e.to_string().lines().next().unwrap_or("").to_string();
@@ -229,5 +243,25 @@ mod tests {
         );
         assert!(l.objects.is_empty());
         assert_eq!(l.problems.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod big_tests {
+    use super::*;
+
+    /// `kubectl get -A -o yaml` of a large cluster is ONE document with millions of nodes; the
+    /// parser's default budget (250,000 nodes) refused it.
+    #[test]
+    fn a_yaml_list_far_over_the_default_node_budget_loads() {
+        let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..30_000 {
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: PersistentVolume\n  metadata: {{name: pv-{i}, labels: {{a: b, c: d}}}}\n  spec: {{persistentVolumeReclaimPolicy: Delete}}\n"
+            ));
+        }
+        let l = load_text(&text, "big.yaml");
+        assert!(l.problems.is_empty(), "{:?}", l.problems.first());
+        assert_eq!(l.objects.len(), 30_000);
     }
 }
