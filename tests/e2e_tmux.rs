@@ -58,6 +58,11 @@ impl Tmux {
         self.run(&["capture-pane", "-p", "-t", "e2e"])
     }
 
+    /// The screen and what scrolled off it.
+    fn history(&self) -> String {
+        self.run(&["capture-pane", "-p", "-S", "-2000", "-t", "e2e"])
+    }
+
     fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.run(&["send-keys", "-t", "e2e", k]);
@@ -245,4 +250,29 @@ fn an_operator_repairs_both_demo_restores_from_the_dashboard() {
         "one audit line per write:\n{audit}"
     );
     t.keys(&["q"]);
+}
+
+#[test]
+fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
+    let t = Tmux::start(
+        "panic",
+        "demo --scenario vm-healthy",
+        "export RESTOREWATCH_DEBUG_PANIC=1;",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+    );
+    t.wait("the shell after the crash", |s| s.contains("EXIT="));
+    let s = t.history();
+    assert!(
+        s.contains("RESTOREWATCH_DEBUG_PANIC is set"),
+        "the panic message is shown:\n{s}"
+    );
+    assert!(
+        s.contains("the log is at") && s.contains("restorewatch.log"),
+        "the log is named:\n{s}"
+    );
+    assert!(!s.contains("EXIT=0"), "a crash is not a success:\n{s}");
+    assert!(
+        s.lines().any(|l| l.trim() == "icanon"),
+        "the terminal is back in canonical mode:\n{s}"
+    );
 }

@@ -27,8 +27,16 @@ const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
 /// Events handled per batch before drawing, so a flood of input cannot starve the screen.
 const MAX_BATCH: usize = 256;
 
-/// Puts the terminal back: idempotent, callable from the panic hook.
+/// Whether the terminal is in the dashboard's mode. Restoring twice is not harmless: a second
+/// "leave alternate screen" moves the cursor back up, and what follows (the panic message, the
+/// shell's prompt) gets overwritten.
+static TERMINAL_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Puts the terminal back, once: callable from the panic hook and from the guard alike.
 fn restore_terminal() {
+    if !TERMINAL_TAKEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
@@ -44,6 +52,7 @@ struct TerminalGuard;
 impl TerminalGuard {
     fn enter() -> anyhow::Result<TerminalGuard> {
         enable_raw_mode()?;
+        TERMINAL_TAKEN.store(true, std::sync::atomic::Ordering::SeqCst);
         let guard = TerminalGuard;
         execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
         Ok(guard)
@@ -127,6 +136,11 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                     app.dirty = false;
                     last_draw = Some(now);
                     draw_at = None;
+                    // A debugging switch, and what the end-to-end test uses to prove that a
+                    // crash leaves a usable terminal and names the log.
+                    if std::env::var_os("RESTOREWATCH_DEBUG_PANIC").is_some() {
+                        panic!("RESTOREWATCH_DEBUG_PANIC is set: panicking after the first draw");
+                    }
                 }
             }
         }
