@@ -156,6 +156,20 @@ pub(super) fn get_restore<'a>(
     Ok(rj)
 }
 
+/// The RestoreJob an action that takes `--restore` acts on, recorded in the plan.
+pub(super) fn restore_target<'a>(
+    snap: &'a Snapshot,
+    req: &ActionRequest,
+    p: &mut Plan,
+) -> Result<&'a Arc<Obj<RestoreJob>>, Refusal> {
+    let Target::Restore { namespace, name } = &req.target else {
+        return refuse(format!("{} takes --restore NAMESPACE/NAME", req.action));
+    };
+    let rj = get_restore(snap, namespace, name, p)?;
+    p.restore = Some(restore_ref(rj));
+    Ok(rj)
+}
+
 /// What the target and the disks of a restore are read from: its Backup, and the VM whose
 /// volumes name the disks when the Backup has no record.
 fn restore_reads(rj: &Obj<RestoreJob>, p: &mut Plan) {

@@ -3,7 +3,7 @@
 
 use super::ops::{DeleteReason, Op};
 use super::plan::{
-    ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_ref,
+    ActionRequest, Plan, Refusal, Target, ctx_for, refuse, restore_ref, restore_target,
 };
 use crate::analysis::disks::{disk_names, pv_of};
 use crate::analysis::{ObjRef, Settings};
@@ -177,15 +177,8 @@ pub(super) fn plan_servername(
     req: &ActionRequest,
     p: &mut Plan,
 ) -> Result<(), Refusal> {
-    let Target::Restore {
-        namespace: ns,
-        name,
-    } = &req.target
-    else {
-        return refuse("fix-servername takes --restore NAMESPACE/NAME");
-    };
-    let rj = get_restore(snap, ns, name, p)?;
-    p.restore = Some(restore_ref(rj));
+    let rj = restore_target(snap, req, p)?;
+    let (ns, name) = (&rj.meta.namespace, &rj.meta.name);
     let settings = Settings::default();
     let ctx = ctx_for(snap, &settings, rj);
     let Some(app) = ctx.app().map(str::to_string) else {
@@ -261,15 +254,8 @@ pub(super) fn plan_release(
     req: &ActionRequest,
     p: &mut Plan,
 ) -> Result<(), Refusal> {
-    let Target::Restore {
-        namespace: ns,
-        name,
-    } = &req.target
-    else {
-        return refuse("resume-release takes --restore NAMESPACE/NAME");
-    };
-    let rj = get_restore(snap, ns, name, p)?;
-    p.restore = Some(restore_ref(rj));
+    let rj = restore_target(snap, req, p)?;
+    let (ns, name) = (&rj.meta.namespace, &rj.meta.name);
     if !rj.phase.is_terminal() && rj.meta.deleted.is_none() {
         return refuse(format!(
             "{name} is still {}: it suspended the releases on purpose",
