@@ -62,7 +62,8 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
         let top = sevs.iter().max().copied();
         (top, sevs.iter().filter(|s| Some(**s) == top).count())
     };
-    v.sort_by_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
+    // Cached: the key scans the findings, and this runs on every draw.
+    v.sort_by_cached_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
     v
 }
 

@@ -391,3 +391,21 @@ pub fn pane_tabs(app: &App, r: &RestoreView) -> Vec<(Pane, String)> {
         })
         .collect()
 }
+
+/// The frame of a table screen: its titled block (count, filter) and, when data is stale or
+/// missing, the warning banner above the rows. Returns where the columns and rows go.
+pub fn table_frame(
+    f: &mut Frame,
+    app: &App,
+    body: Rect,
+    title: &str,
+    count: usize,
+) -> super::layout::TableAreas {
+    let t = app.theme();
+    let a = super::layout::table_areas(app, body);
+    f.render_widget(block(t, title, Some(count), app.filter(), true), a.block);
+    if let (Some(b), Some(text)) = (a.banner, table_banner(app)) {
+        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
+    }
+    a
+}

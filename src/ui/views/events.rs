@@ -5,12 +5,9 @@ use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
 use super::common::{self, Cell, Col, Row};
-use super::layout;
 use crate::analysis::EventLine;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Span;
-use ratatui::widgets::Paragraph;
 
 const COLS: &[Col] = &[
     Col::new("AGE", Constraint::Length(6)).right(),
@@ -48,14 +45,7 @@ pub fn event_cells(app: &App, e: &EventLine) -> Vec<Cell> {
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::events(app);
-    let a = layout::table_areas(app, body);
-    f.render_widget(
-        common::block(t, "events", Some(items.len()), app.filter(), true),
-        a.block,
-    );
-    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
-        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
-    }
+    let a = common::table_frame(f, app, body, "events", items.len());
     if items.is_empty() {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "events"));
         return;

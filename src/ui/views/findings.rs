@@ -6,7 +6,6 @@ use super::super::keys::ScreenKind;
 use super::super::select;
 use super::super::theme::Theme;
 use super::common::{self, Cell, Col, Row};
-use super::layout;
 use crate::analysis::Finding;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -24,14 +23,7 @@ const COLS: &[Col] = &[
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::findings(app);
-    let a = layout::table_areas(app, body);
-    f.render_widget(
-        common::block(t, "findings", Some(items.len()), app.filter(), true),
-        a.block,
-    );
-    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
-        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
-    }
+    let a = common::table_frame(f, app, body, "findings", items.len());
     let Some(frame) = &app.shown else {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "findings"));
         return;

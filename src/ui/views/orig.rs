@@ -5,7 +5,6 @@ use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
 use super::common::{self, Cell, Col, Row};
-use super::layout;
 use crate::analysis::OrigPvcView;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -36,14 +35,7 @@ fn reclaim_text(o: &OrigPvcView) -> String {
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::origs(app);
-    let a = layout::table_areas(app, body);
-    f.render_widget(
-        common::block(t, "-orig PVCs", Some(items.len()), app.filter(), true),
-        a.block,
-    );
-    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
-        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
-    }
+    let a = common::table_frame(f, app, body, "-orig PVCs", items.len());
     let Some(frame) = &app.shown else {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "-orig PVCs"));
         return;

@@ -5,12 +5,9 @@ use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
 use super::common::{self, Cell, Col, Row, step_glyph};
-use super::layout;
 use crate::analysis::{Finding, RestoreView, Severity};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 const COLS: &[Col] = &[
     Col::new("NAMESPACE", Constraint::Max(32)),
@@ -122,17 +119,7 @@ fn row(app: &App, r: &RestoreView) -> Row {
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::restores(app);
-    let a = layout::table_areas(app, body);
-    f.render_widget(
-        common::block(t, "restores", Some(items.len()), app.filter(), true),
-        a.block,
-    );
-    if let (Some(b), Some(text)) = (a.banner, common::table_banner(app)) {
-        f.render_widget(
-            Paragraph::new(Line::from(Span::styled(text, t.text_warning()))),
-            b,
-        );
-    }
+    let a = common::table_frame(f, app, body, "restores", items.len());
     if items.is_empty() {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
         return;
