@@ -7,6 +7,7 @@ use crate::model::Kind;
 use crate::sim::clock::now_rfc3339;
 use crate::sim::managed::{self, Writer};
 use crate::sim::patch::{self, PatchKind};
+use crate::sim::schema;
 use crate::sim::status::{ApiError, success_status};
 use crate::sim::store::{ObjKey, Store, Txn};
 
@@ -312,6 +313,7 @@ impl Store {
                 o.remove("status");
             }
             defaults_on_create(kind, &mut obj);
+            schema::validate(kind, &obj)?;
             // The status a server sets itself (PVC Pending) is nobody's write.
             let status = info
                 .status_subresource
@@ -470,6 +472,7 @@ impl Store {
                     .unwrap_or(0);
                 meta_mut(&mut result).insert("generation".into(), json!(g + 1));
             }
+            schema::validate(kind, &result)?;
             let subresource = (part == Part::Status).then_some("status");
             managed::record(&current, &mut result, writer, subresource, &now_rfc3339());
             Ok(finish_write(txn, kind, &key, &current, result))

@@ -24,6 +24,7 @@ pub mod privileged;
 pub mod proto;
 pub mod routes;
 pub mod scenario;
+pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod status;
@@ -212,6 +213,12 @@ impl SimHandle {
     pub fn set_controller_manager(&self, on: bool) {
         self.kcm_on.store(on, Ordering::Relaxed);
         self.store.nudge();
+    }
+
+    /// How many times the simulated controllers have woken up so far: it does not move while
+    /// nothing changes (they react to changes, they do not poll).
+    pub fn controller_wakeups(&self) -> u64 {
+        self.progress.borrow().wakeups
     }
 
     /// Waits until the simulated controllers have reacted to every change made so far (and to

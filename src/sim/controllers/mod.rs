@@ -49,6 +49,8 @@ pub struct Progress {
     pub pending: usize,
     /// Switched off: nothing will happen.
     pub off: bool,
+    /// How many times the controllers woke up: stays put while nothing changes.
+    pub wakeups: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -377,6 +379,7 @@ pub async fn run(
     let (_, mut feed) = store.all_changes_since_now();
     let mut c = Controllers::new(store.clone(), settings);
     let mut stale = true;
+    let mut wakeups = 0u64;
     loop {
         let on = enabled.load(Ordering::Relaxed);
         if on && stale {
@@ -398,6 +401,7 @@ pub async fn run(
                 seen_rv: if seen { rv } else { p.seen_rv },
                 pending: c.pending(),
                 off: !on,
+                wakeups,
             };
             let changed = *p != next;
             *p = next;
@@ -431,5 +435,6 @@ pub async fn run(
                 }
             }
         }
+        wakeups += 1;
     }
 }
