@@ -99,6 +99,9 @@ pub async fn run(cmd: SimCommand) -> anyhow::Result<i32> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    // Listen before anything is announced: a signal sent as soon as the URL is printed must
+    // end the server, not kill it half-way.
+    let signals = Signals::install()?;
     let faults: FaultSpec = match &args.faults {
         Some(s) => s
             .parse()
@@ -186,7 +189,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     let abs = std::path::absolute(&path).unwrap_or(path);
     println!("kubeconfig written to {}", abs.display());
     println!("export KUBECONFIG={}", abs.display());
-    wait_for_signal().await?;
+    signals.wait().await;
     for r in &runs {
         let st = r.status();
         for e in &st.errors {
@@ -197,16 +200,37 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
+/// SIGTERM and SIGINT (Ctrl-C): either ends `sim serve`.
+struct Signals {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals {
+                term: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+                int: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    async fn wait(mut self) {
+        #[cfg(unix)]
         tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = term.recv() => {}
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
         }
     }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await?;
-    Ok(())
 }
