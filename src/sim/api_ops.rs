@@ -349,6 +349,7 @@ impl Store {
         self.write_over(kind, namespace, name, part, &rv, body, writer)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub fn api_patch(
         &self,
         kind: Kind,

@@ -386,11 +386,9 @@ pub async fn run(
             c.resync();
             stale = false;
         }
-        if !on {
-            if !c.timers.is_empty() {
-                c.drop_timers();
-                stale = true;
-            }
+        if !on && !c.timers.is_empty() {
+            c.drop_timers();
+            stale = true;
         }
         // Everything up to `rv` was sent before it was read: an empty feed means all of it
         // has been seen.
