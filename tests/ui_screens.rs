@@ -70,6 +70,31 @@ fn detail_postgres() {
     });
 }
 
+/// Report 003's restore: its steps look fine, yet the two findings say what is wrong, why and
+/// what to do, on the first screen.
+#[test]
+fn detail_postgres_opens_on_its_findings() {
+    each_size("detail_postgres_steps", |a| {
+        press(a, KeyCode::Char('j'));
+        press(a, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn sorted_tables_show_their_order_in_the_header() {
+    each_size("restores_by_name", |a| press(a, KeyCode::Char('N')));
+    each_size("restores_by_age_reversed", |a| {
+        press(a, KeyCode::Char('A'));
+        press(a, KeyCode::Char('A'));
+    });
+    each_size("orig_by_size", |a| {
+        press(a, KeyCode::Char(':'));
+        typ(a, "orig");
+        press(a, KeyCode::Enter);
+        press(a, KeyCode::Char('Z'));
+    });
+}
+
 #[test]
 fn detail_download_gauge() {
     each_size("detail_download", |a| {

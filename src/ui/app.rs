@@ -4,6 +4,7 @@
 use super::action_worker::{ActionBackend, WorkerRequest};
 use super::dialog::{Dialog, Menu};
 use super::keys::{Keymap, ScreenKind};
+use super::sort::Sort;
 use super::theme::Theme;
 use crate::analysis::{ObjRef, RestoreId};
 use crate::cluster::Frame;
@@ -220,6 +221,8 @@ pub struct App {
     pub lists: BTreeMap<ScreenKind, Selection>,
     /// Filter text per table.
     pub filters: BTreeMap<ScreenKind, String>,
+    /// The order chosen per table; absent is the table's default.
+    pub sorts: BTreeMap<ScreenKind, Sort>,
     pub mode: Mode,
     pub namespace: Option<String>,
     pub status: Option<StatusMsg>,
@@ -262,6 +265,7 @@ impl App {
             stack: Vec::new(),
             lists: BTreeMap::new(),
             filters: BTreeMap::new(),
+            sorts: BTreeMap::new(),
             mode: Mode::Normal,
             modal: None,
             actions,
@@ -296,6 +300,14 @@ impl App {
             .get(&self.screen.kind())
             .map(String::as_str)
             .unwrap_or("")
+    }
+
+    /// How a table is sorted: the operator's choice, else its default.
+    pub fn sort(&self, kind: ScreenKind) -> Option<Sort> {
+        self.sorts
+            .get(&kind)
+            .copied()
+            .or_else(|| Sort::default_for(kind))
     }
 
     pub fn list_selection(&self, kind: ScreenKind) -> Selection {

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod offer;
 pub mod run;
 pub mod select;
+pub mod sort;
 pub mod theme;
 pub mod update;
 pub mod views;

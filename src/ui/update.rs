@@ -210,14 +210,20 @@ fn goto(app: &mut App, screen: Screen) {
 
 fn open_restore(app: &mut App, id: Option<RestoreId>, what: &str) {
     match id {
-        Some(id) if select::detail(app, &id).is_some() => push(
-            app,
-            Screen::Detail(DetailState {
-                id,
-                pane: Pane::Steps,
-                sel: [Selection::default(); 4],
-            }),
-        ),
+        Some(id) if select::detail(app, &id).is_some() => {
+            // The timeline opens on the step that matters: a finding's, else the current one.
+            let first = select::detail(app, &id).map_or(0, |r| select::first_step(app, r));
+            let mut sel = [Selection::default(); 4];
+            sel[Pane::Steps.index()].selected = first;
+            push(
+                app,
+                Screen::Detail(DetailState {
+                    id,
+                    pane: Pane::Steps,
+                    sel,
+                }),
+            );
+        }
         Some(id) => app.set_error(format!("restore {id} is not in the current data")),
         None => app.set_status(format!("this {what} is not about one restore")),
     }
@@ -293,6 +299,15 @@ fn on_action(app: &mut App, a: Action) {
             }
         }
         Action::Actions => act::on_actions_key(app),
+        Action::Sort(col) => {
+            let kind = app.screen.kind();
+            if let Some(cur) = app.sort(kind) {
+                let next = cur.pressed(col);
+                app.sorts.insert(kind, next);
+                // The rows moved: start from the top, as a filter does.
+                reset_cursor(app);
+            }
+        }
         Action::Quit => app.quit = true,
     }
 }

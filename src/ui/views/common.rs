@@ -4,6 +4,7 @@
 use super::super::app::{App, Pane, Screen, Selection};
 use super::super::format::{self, fit};
 use super::super::select;
+use super::super::sort::{Sort, SortCol};
 use super::super::theme::Theme;
 use super::layout::TableAreas;
 use crate::analysis::{RestoreView, StepState};
@@ -24,6 +25,8 @@ pub struct Col {
     pub width: Constraint,
     pub right: bool,
     pub min_screen: u16,
+    /// The column `Shift`+letter sorts by, for the header's arrow.
+    pub sort: Option<SortCol>,
 }
 
 impl Col {
@@ -33,6 +36,18 @@ impl Col {
             width,
             right: false,
             min_screen: 0,
+            sort: None,
+        }
+    }
+    pub const fn sorts(mut self, col: SortCol) -> Col {
+        self.sort = Some(col);
+        self
+    }
+    /// The title with the sort arrow when the table is sorted by this column.
+    fn title(&self, sort: Option<Sort>) -> String {
+        match sort {
+            Some(s) if self.sort == Some(s.col) => format!("{}{}", self.title, s.arrow()),
+            _ => self.title.to_string(),
         }
     }
     pub const fn right(mut self) -> Col {
@@ -80,8 +95,10 @@ pub fn draw_table(
     cols: &[Col],
     rows: &[Row],
     sel: Selection,
+    sort: Option<Sort>,
 ) {
     let (columns, rows_area) = (areas.columns, areas.rows);
+    let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
     let screen_w = f.area().width;
     let shown: Vec<usize> = (0..cols.len())
         .filter(|i| screen_w >= cols[*i].min_screen)
@@ -95,7 +112,7 @@ pub fn draw_table(
                     .iter()
                     .filter_map(|r| r.cells.get(*i))
                     .map(|c| format::width(&c.text))
-                    .chain([format::width(cols[*i].title)])
+                    .chain([format::width(&titles[*i])])
                     .max()
                     .unwrap_or(0);
                 Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
@@ -123,12 +140,7 @@ pub fn draw_table(
         shown
             .iter()
             .zip(&widths)
-            .map(|(i, w)| {
-                (
-                    fit(cols[*i].title, *w, cols[*i].right),
-                    theme.column_header(),
-                )
-            })
+            .map(|(i, w)| (fit(&titles[*i], *w, cols[*i].right), theme.column_header()))
             .collect(),
     );
     f.render_widget(Paragraph::new(header), columns);
