@@ -35,6 +35,11 @@ pub struct UiOptions {
     pub tz: TimeZone,
     /// Added to the wall clock: a dump opened `--now` its time reads as it did then.
     pub clock_offset: jiff::SignedDuration,
+    /// The kubeconfig context shown; `None` when the data is not a context's (demo, dumps),
+    /// and then `:ctx` has nothing to switch.
+    pub context: Option<String>,
+    /// The kubeconfig's contexts, for `:ctx` completion.
+    pub contexts: Vec<String>,
 }
 
 impl Default for UiOptions {
@@ -50,6 +55,8 @@ impl Default for UiOptions {
             notice: None,
             tz: TimeZone::UTC,
             clock_offset: jiff::SignedDuration::ZERO,
+            context: None,
+            contexts: Vec::new(),
         }
     }
 }
@@ -231,6 +238,10 @@ pub struct App {
     /// Requests for the action worker, taken by the terminal loop after each update; `update`
     /// itself never talks to the API.
     pub outbox: Vec<WorkerRequest>,
+    /// `:ctx NAME` asked for this context; the terminal loop takes it and connects.
+    pub context_request: Option<String>,
+    /// The context being connected to, until it answers.
+    pub switching: Option<String>,
     /// The id of the next dialog, so late answers for a closed one are dropped.
     pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
@@ -270,6 +281,8 @@ impl App {
             modal: None,
             actions,
             outbox: Vec::new(),
+            context_request: None,
+            switching: None,
             next_id: 1,
             now,
             size,

@@ -1,5 +1,6 @@
 //! `Event -> Msg` and `update(&mut App, Msg)`: the only place the UI state changes.
 
+use super::action_worker::ActionBackend;
 use super::app::{App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlState};
 use super::keys::{Action, COMMANDS, ScreenKind};
 use super::{act, format, select, views::layout};
@@ -48,6 +49,12 @@ pub enum Msg {
     ActionDone {
         id: u64,
         outcome: Outcome,
+    },
+    /// `:ctx`: the new context is connected and watched (with its action client, if any), or
+    /// why not. Its frames follow as `Frame`s.
+    ContextSwitched {
+        context: String,
+        result: Result<Option<ActionBackend>, String>,
     },
 }
 
@@ -133,6 +140,43 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::ActionDone { id, outcome } => {
             act::on_done(app, id, outcome);
             app.dirty = true;
+        }
+        Msg::ContextSwitched { context, result } => {
+            on_context_switched(app, context, result);
+            app.dirty = true;
+        }
+    }
+}
+
+fn on_context_switched(
+    app: &mut App,
+    context: String,
+    result: Result<Option<ActionBackend>, String>,
+) {
+    app.switching = None;
+    match result {
+        Ok(backend) => {
+            let old = app.opts.context.replace(context.clone());
+            // Nothing of the old context may be shown as the new one's: start from its
+            // restores list, empty until the new watches sync.
+            app.shown = None;
+            app.latest = None;
+            app.frozen = false;
+            app.screen = Screen::Restores;
+            app.stack.clear();
+            app.lists.clear();
+            app.modal = None;
+            if app.opts.actions.is_some() {
+                app.opts.actions = backend;
+            }
+            let from = old.map(|o| format!(" (was {o})")).unwrap_or_default();
+            app.set_status(format!("context {context}{from}: watching"));
+        }
+        Err(e) => {
+            let shown = app.opts.context.as_deref().unwrap_or("the current one");
+            app.set_error(format!(
+                "cannot switch to context {context}: {e}; still showing {shown}"
+            ));
         }
     }
 }
@@ -460,6 +504,15 @@ pub fn completions(app: &App, text: &str) -> Vec<String> {
             .map(|n| format!("ns {n}"))
             .collect();
     }
+    if let Some(prefix) = text.strip_prefix("ctx ") {
+        return app
+            .opts
+            .contexts
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .map(|c| format!("ctx {c}"))
+            .collect();
+    }
     COMMANDS
         .iter()
         .map(|(c, _)| *c)
@@ -500,13 +553,33 @@ fn run_command(app: &mut App, text: &str) {
                 clamp_current(app);
             }
         },
-        "ctx" | "context" => {
-            let name = if arg.is_empty() { "NAME" } else { arg };
-            app.set_error(format!(
-                "switching context requires restart: restorewatch --context {name}"
-            ));
-        }
+        "ctx" | "context" => switch_context(app, arg),
         other => app.set_error(format!("unknown command :{other} (tab lists the commands)")),
+    }
+}
+
+/// `:ctx NAME`: checks the name against the kubeconfig, then leaves the connection to the
+/// terminal loop (it must not block here).
+fn switch_context(app: &mut App, name: &str) {
+    let Some(current) = app.opts.context.clone() else {
+        app.set_error("this session does not watch a kubeconfig context (demo or dump files): nothing to switch");
+        return;
+    };
+    if name.is_empty() {
+        app.set_error(format!(
+            "usage: :ctx NAME (tab completes); showing {current}"
+        ));
+    } else if !app.opts.contexts.iter().any(|c| c == name) {
+        app.set_error(format!(
+            "no context {name} in the kubeconfig (tab lists: {})",
+            app.opts.contexts.join(", ")
+        ));
+    } else if name == current && app.switching.is_none() {
+        app.set_status(format!("already showing context {name}"));
+    } else {
+        app.context_request = Some(name.to_string());
+        app.switching = Some(name.to_string());
+        app.set_status(format!("connecting to context {name}…"));
     }
 }
 

@@ -244,7 +244,10 @@ pub fn source_label(app: &App) -> String {
         return l.clone();
     }
     let Some(frame) = &app.shown else {
-        return "connecting…".into();
+        return match &app.opts.context {
+            Some(c) => format!("ctx {c} (syncing…)"),
+            None => "connecting…".into(),
+        };
     };
     match &frame.snapshot.source {
         SourceInfo::Live { context, .. } => format!("ctx {context}"),
