@@ -117,17 +117,53 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
         "the first row is a broken restore: {first_row}"
     );
 
-    // Open it: the step timeline and the failed step.
+    // Each row names its worst finding beside the counts: the half-done rename, once the
+    // simulated controller has left it half done.
+    t.wait("the half-done rename's row naming its finding", |s| {
+        s.lines().any(|l| {
+            l.contains("demo-rename-half-done")
+                && l.contains("1E")
+                && l.contains("rename-half-done")
+        })
+    });
+
+    // Open the half-done rename: the first screen says what is wrong, why and what to do,
+    // beside the step timeline, without Tab.
+    t.keys(&["/", "half-done", "Enter"]);
+    t.wait("the filtered row", |s| s.contains("restores[1]"));
     t.keys(&["Enter"]);
-    let s = t.wait("the restore detail", |s| {
-        s.contains("restore ") && s.contains("Steps") && s.contains("keep-disks")
+    let s = t.wait("the restore detail with its findings", |s| {
+        s.contains("restore demo-rename-half-done/restore-test")
+            && s.contains("Findings")
+            && s.contains("remedy")
     });
     assert!(
         s.contains("validate") && s.contains("velero-restore"),
-        "{s}"
+        "the timeline is there:\n{s}"
     );
+    assert!(
+        s.contains("!✗ keep-disks"),
+        "the step the finding is about is marked:\n{s}"
+    );
+    assert!(
+        s.contains("rename-half-done") && s.contains("resume-rename: press a"),
+        "the finding, its action and its key:\n{s}"
+    );
+    // Tab still walks the panes.
+    t.keys(&["Tab"]);
+    t.wait("the disks pane", |s| {
+        s.contains("-orig-de3e") && !s.contains("remedy")
+    });
+    t.keys(&["Escape"]);
+    t.wait("the filtered list again", |s| s.contains("restores[1]"));
     t.keys(&["Escape"]);
     t.wait("the list again", |s| s.contains("restores[8]"));
+
+    // Sorting by name: the header shows it.
+    t.keys(&["N"]);
+    t.wait("the list sorted by name", |s| s.contains("NAME↑"));
+    t.keys(&["F"]);
+    t.wait("worst first again", |s| s.contains("FINDINGS↓"));
 
     // The -orig PVC inventory, by command.
     t.keys(&[":", "orig", "Enter"]);

@@ -171,7 +171,9 @@ fn draw(app: &App) -> Buffer {
 }
 
 fn check(file: &str, app: &App) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(file);
     let now = svg(&draw(app));
     if std::env::var_os("RESTOREWATCH_UPDATE_SCREENSHOTS").is_some() {
         std::fs::create_dir_all(path.parent().expect("docs")).expect("docs/");

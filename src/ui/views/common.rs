@@ -27,6 +27,8 @@ pub struct Col {
     pub min_screen: u16,
     /// The column `Shift`+letter sorts by, for the header's arrow.
     pub sort: Option<SortCol>,
+    /// Not narrowed when the line is too short (what the row is about).
+    pub keep: bool,
 }
 
 impl Col {
@@ -37,7 +39,12 @@ impl Col {
             right: false,
             min_screen: 0,
             sort: None,
+            keep: false,
         }
+    }
+    pub const fn keep(mut self) -> Col {
+        self.keep = true;
+        self
     }
     pub const fn sorts(mut self, col: SortCol) -> Col {
         self.sort = Some(col);
@@ -104,7 +111,7 @@ pub fn draw_table(
         .filter(|i| screen_w >= cols[*i].min_screen)
         .collect();
     // A `Max` column is only as wide as its widest cell, so short values leave room for names.
-    let constraints: Vec<Constraint> = shown
+    let mut constraints: Vec<Constraint> = shown
         .iter()
         .map(|i| match cols[*i].width {
             Constraint::Max(cap) => {
@@ -120,6 +127,11 @@ pub fn draw_table(
             c => c,
         })
         .collect();
+    let sized: Vec<bool> = shown
+        .iter()
+        .map(|i| matches!(cols[*i].width, Constraint::Max(_)) && !cols[*i].keep)
+        .collect();
+    squeeze(&mut constraints, &sized, columns.width);
     let widths: Vec<usize> = Layout::horizontal(constraints)
         .spacing(1)
         .split(Rect::new(0, 0, columns.width, 1))
@@ -174,6 +186,34 @@ pub fn draw_table(
         })
         .collect();
     f.render_widget(Paragraph::new(lines), rows_area);
+}
+
+/// When fixed-width columns overflow the line, narrows the widest of the `shrinkable` ones
+/// first, a column at a time, so long namespaces give way before short, telling values
+/// (left to the layout, every column would be cut a little).
+fn squeeze(constraints: &mut [Constraint], shrinkable: &[bool], width: u16) {
+    const MIN_W: u16 = 8;
+    let len = |c: &Constraint| match c {
+        Constraint::Length(n) => *n,
+        _ => 0,
+    };
+    if constraints
+        .iter()
+        .any(|c| !matches!(c, Constraint::Length(_)))
+    {
+        return;
+    }
+    let spacing = constraints.len().saturating_sub(1) as u16;
+    let mut total: u32 = constraints.iter().map(|c| u32::from(len(c))).sum();
+    let avail = u32::from(width.saturating_sub(spacing));
+    while total > avail {
+        let widest = (0..constraints.len())
+            .filter(|i| shrinkable[*i] && len(&constraints[*i]) > MIN_W)
+            .max_by_key(|i| (len(&constraints[*i]), std::cmp::Reverse(*i)));
+        let Some(i) = widest else { break };
+        constraints[i] = Constraint::Length(len(&constraints[i]) - 1);
+        total -= 1;
+    }
 }
 
 /// A bordered block with a title and an optional row counter and filter.

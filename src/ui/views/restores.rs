@@ -29,7 +29,9 @@ const COLS: &[Col] = &[
         .right()
         .from(90)
         .sorts(SortCol::Deadline),
-    Col::new("FINDINGS", Constraint::Max(40)).sorts(SortCol::Findings),
+    Col::new("FINDINGS", Constraint::Max(40))
+        .keep()
+        .sorts(SortCol::Findings),
     Col::new("DATA", Constraint::Length(9)),
 ];
 
