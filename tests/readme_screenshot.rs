@@ -5,8 +5,8 @@
 
 mod common;
 
+use common::press;
 use common::ui_data;
-use common::{press, typ};
 use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -209,11 +209,6 @@ fn the_readme_screenshots_show_what_the_ui_draws_now() {
     press(&mut list, KeyCode::Enter);
     update(&mut list, Msg::Resize(120, 26));
     check("screenshot-detail.svg", &list);
-    let mut findings = app(120, 18);
-    press(&mut findings, KeyCode::Char(':'));
-    typ(&mut findings, "findings");
-    press(&mut findings, KeyCode::Enter);
-    check("screenshot-findings.svg", &findings);
 }
 
 #[test]
