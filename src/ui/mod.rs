@@ -6,6 +6,7 @@
 pub mod act;
 pub mod action_worker;
 pub mod app;
+pub mod command;
 pub mod context;
 pub mod dialog;
 pub mod format;
