@@ -296,3 +296,38 @@ fn huge_names_are_cut_with_an_ellipsis() {
         assert!(render(&a).contains("xxx…"), "findings at {w}x{h}");
     }
 }
+
+/// `:ctx`: the header while the new context connects, then the new context before it syncs.
+#[test]
+fn context_switch_headers() {
+    let on_context = |a: &mut App| {
+        a.opts.context = Some("prod-eu".into());
+        a.opts.contexts = vec!["prod-eu".into(), "staging".into()];
+    };
+    each_size("ctx_completion", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx ");
+        press(a, KeyCode::Tab);
+    });
+    each_size("ctx_connecting", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx staging");
+        press(a, KeyCode::Enter);
+    });
+    each_size("ctx_switched_syncing", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx staging");
+        press(a, KeyCode::Enter);
+        update(
+            a,
+            Msg::ContextSwitched {
+                context: "staging".into(),
+                result: Ok(None),
+            },
+        );
+        update(a, Msg::Frame(None));
+    });
+}
