@@ -397,7 +397,9 @@ pub async fn run(
         progress.send_if_modified(|p| {
             let next = Progress {
                 seen_rv: if seen { rv } else { p.seen_rv },
-                pending: c.pending(),
+                // Changes not taken from the feed yet are work too (their reactions are not
+                // scheduled yet).
+                pending: c.pending() + usize::from(!seen),
                 off: !on,
                 wakeups,
             };
