@@ -12,4 +12,5 @@ pub mod config;
 pub mod logging;
 pub mod model;
 pub mod sim;
+pub mod text;
 pub mod ui;

@@ -16,7 +16,7 @@ async fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("restorewatch: {e:#}");
+            restorewatch::say_err!("restorewatch: {e:#}");
             exit::USAGE
         }
     };

@@ -75,13 +75,22 @@ pub fn short_uid(uid: &str) -> &str {
     &uid[..end]
 }
 
-/// Display width in terminal cells.
+/// Display width in terminal cells, of the text as it is shown (control characters escaped).
 pub fn width(s: &str) -> usize {
-    s.width()
+    crate::text::one_line(s).width()
 }
 
-/// Cuts `s` to at most `max` cells, ending with `…` when something was cut.
+/// Cuts `s` to at most `max` cells, ending with `…` when something was cut. Every table cell
+/// passes here, so this is where cluster text is made safe for the dashboard: control
+/// characters shown as escapes, bidi controls dropped (`crate::text`).
 pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
+    match crate::text::one_line(s) {
+        Cow::Borrowed(clean) => cut(clean, max),
+        Cow::Owned(clean) => Cow::Owned(cut(&clean, max).into_owned()),
+    }
+}
+
+fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.width() <= max {
         return Cow::Borrowed(s);
     }
@@ -143,6 +152,14 @@ mod tests {
         assert_eq!(truncate("日本語のテキスト", 5), "日本…");
         assert_eq!(width(&truncate(&"x".repeat(300), 40)), 40);
         assert_eq!(fit("42", 5, true), "   42");
+    }
+
+    #[test]
+    fn cells_show_control_characters_and_drop_bidi_overrides() {
+        assert_eq!(truncate("\u{1b}]0;x\u{7}", 20), "\\e]0;x\\x07");
+        assert_eq!(truncate("a\u{202e}b\nc", 20), "ab\\nc");
+        assert_eq!(fit("\u{1b}[2J", 8, false), "\\e[2J   ");
+        assert_eq!(width("\u{1b}"), 2);
     }
 
     #[test]
