@@ -111,8 +111,17 @@ mod tests {
 
     #[test]
     fn plain_text_is_borrowed_unchanged() {
-        for s in ["", "restore-1", "vm-disk-data-orig-de3e", "日本語 ✓ ▶ …", "C:\\path\\e"] {
-            assert!(matches!(for_terminal(s), Cow::Borrowed(b) if b == s), "{s:?}");
+        for s in [
+            "",
+            "restore-1",
+            "vm-disk-data-orig-de3e",
+            "日本語 ✓ ▶ …",
+            "C:\\path\\e",
+        ] {
+            assert!(
+                matches!(for_terminal(s), Cow::Borrowed(b) if b == s),
+                "{s:?}"
+            );
             assert!(matches!(one_line(s), Cow::Borrowed(b) if b == s), "{s:?}");
         }
     }
@@ -157,8 +166,9 @@ mod tests {
         let all: String = (0u32..0x3000).filter_map(char::from_u32).collect();
         for out in [for_terminal(&all), one_line(&all)] {
             assert!(
-                !out.chars().any(|c| (is_terminal_control(c) && c != '\n' && c != '\t')
-                    || is_bidi_control(c)),
+                !out.chars()
+                    .any(|c| (is_terminal_control(c) && c != '\n' && c != '\t')
+                        || is_bidi_control(c)),
                 "a control character passed"
             );
         }

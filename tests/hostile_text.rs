@@ -24,7 +24,9 @@ fn fixture(rel: &str) -> Value {
 /// Appends `EVIL` to every string that contains `needle`, wherever it is in the objects.
 fn plant(v: &mut Value, needle: &str) {
     match v {
-        Value::String(s) if s.contains(needle) => *s = s.replace(needle, &format!("{needle}{EVIL}")),
+        Value::String(s) if s.contains(needle) => {
+            *s = s.replace(needle, &format!("{needle}{EVIL}"))
+        }
         Value::Array(a) => a.iter_mut().for_each(|x| plant(x, needle)),
         Value::Object(o) => o.values_mut().for_each(|x| plant(x, needle)),
         _ => {}
@@ -44,7 +46,11 @@ fn first_raw_control(bytes: &[u8]) -> Option<(usize, char)> {
 fn assert_clean(what: &str, bytes: &[u8]) {
     if let Some((at, c)) = first_raw_control(bytes) {
         let text = String::from_utf8_lossy(bytes);
-        let from = text[..at].char_indices().rev().nth(60).map_or(0, |(i, _)| i);
+        let from = text[..at]
+            .char_indices()
+            .rev()
+            .nth(60)
+            .map_or(0, |(i, _)| i);
         panic!(
             "{what}: raw U+{:04X} at byte {at}, after: {:?}",
             u32::from(c),
@@ -70,7 +76,11 @@ fn crafted_dumps(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     let cases: [(&str, &[&str], &str); 3] = [
         (
             "restore-failed/cnpg-deadline.yaml",
-            &["RestoreJob exceeded", "Setting up primary", "restore-orders"],
+            &[
+                "RestoreJob exceeded",
+                "Setting up primary",
+                "restore-orders",
+            ],
             "2026-11-20T10:40:00Z",
         ),
         (
@@ -113,7 +123,10 @@ fn check_text_shows_crafted_cluster_text_escaped_and_json_keeps_it_exact() {
             "the crafted text is shown, escaped ({p}):\n{text}"
         );
 
-        let out = rw(&["check", "--snapshot", p, "--now", now, "-o", "json"], dir.path());
+        let out = rw(
+            &["check", "--snapshot", p, "--now", now, "-o", "json"],
+            dir.path(),
+        );
         let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
         let messages: Vec<&str> = doc["findings"]
             .as_array()
@@ -153,7 +166,10 @@ fn errors_that_quote_file_names_and_documents_are_escaped() {
         format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ok\n---\n{EVIL}: [\n"),
     )
     .unwrap();
-    let out = rw(&["check", "--snapshot", broken.to_str().unwrap()], dir.path());
+    let out = rw(
+        &["check", "--snapshot", broken.to_str().unwrap()],
+        dir.path(),
+    );
     assert_clean("the malformed-document warning", &out.stderr);
     assert_clean("the report", &out.stdout);
     assert!(
