@@ -276,3 +276,87 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         "the terminal is back in canonical mode:\n{s}"
     );
 }
+
+impl Tmux {
+    /// The pid of the program the pane's shell is running.
+    fn program_pid(&self) -> u32 {
+        let shell = self.run(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+        let shell = shell.trim();
+        let start = Instant::now();
+        loop {
+            let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.parse().expect("a pid");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the shell {shell} runs no program"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the terminal is doing: alternate screen, cursor shown, any mouse mode.
+    fn modes(&self) -> String {
+        self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "e2e",
+            "alt=#{alternate_on} cursor=#{cursor_flag} mouse=#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}#{mouse_all_flag}",
+        ])
+        .trim()
+        .to_string()
+    }
+}
+
+/// Issue 10, point 3: a signal from outside (a supervisor's SIGTERM, a dropped ssh session's
+/// SIGHUP, SIGQUIT, a `kill -INT`) leaves the terminal as it was found, under a plain `sh`
+/// where nothing else would repair it, and the exit status says which signal it was.
+#[test]
+fn a_signal_leaves_the_terminal_as_it_was_found() {
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/incident/monday-morning.yaml"
+    );
+    for (name, signo) in [("TERM", 15), ("HUP", 1), ("QUIT", 3), ("INT", 2)] {
+        let t = Tmux::start(
+            &format!("sig{name}"),
+            &format!("--snapshot {dump} --now 2026-11-20T10:30:00Z"),
+            "echo BEFORE-DASHBOARD;",
+            "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo; echo STTY-DONE; sleep 60",
+        );
+        t.wait("the dashboard", |s| s.contains("restores["));
+        let during = t.modes();
+        assert!(
+            during.starts_with("alt=1"),
+            "SIG{name}: the dashboard is on the alternate screen: {during}"
+        );
+        let pid = t.program_pid();
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIG{name} sent to {pid}");
+        let s = t.wait("the shell after the signal", |s| s.contains("STTY-DONE"));
+        assert!(
+            s.contains(&format!("EXIT={}", 128 + signo)),
+            "SIG{name}: exit status 128+{signo}:\n{s}"
+        );
+        let lines: Vec<&str> = s.lines().map(str::trim).collect();
+        assert!(
+            lines.contains(&"icanon") && lines.contains(&"echo"),
+            "SIG{name}: the terminal is back in cooked mode with echo:\n{s}"
+        );
+        assert!(
+            s.contains("BEFORE-DASHBOARD"),
+            "SIG{name}: the shell's screen is back:\n{s}"
+        );
+        assert_eq!(
+            t.modes(),
+            "alt=0 cursor=1 mouse=0000",
+            "SIG{name}: main screen, cursor shown, no mouse capture"
+        );
+    }
+}
