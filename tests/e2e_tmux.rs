@@ -14,11 +14,23 @@ impl Tmux {
     /// Starts `restorewatch ARGS` in a fresh tmux server with XDG folders of its own; `before`
     /// and `after` run in the same shell around it.
     fn start(name: &str, args: &str, before: &str, after: &str) -> Tmux {
+        let home = tempfile::tempdir().expect("temp dir");
+        Tmux::start_in(home, name, args, before, after)
+    }
+
+    /// `start` with XDG folders prepared by the caller (`state/`, `config/` inside `home`).
+    fn start_in(
+        home: tempfile::TempDir,
+        name: &str,
+        args: &str,
+        before: &str,
+        after: &str,
+    ) -> Tmux {
         let bin = std::env::var("RESTOREWATCH_E2E_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
         let t = Tmux {
             socket: format!("rw-e2e-{name}-{}", std::process::id()),
-            _home: tempfile::tempdir().expect("temp dir"),
+            _home: home,
         };
         let script = format!(
             "{before} XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}; {after}",
@@ -358,5 +370,45 @@ fn a_signal_leaves_the_terminal_as_it_was_found() {
             "alt=0 cursor=1 mouse=0000",
             "SIG{name}: main screen, cursor shown, no mouse capture"
         );
+    }
+}
+
+/// Issue 10, point 8: the log quotes cluster errors and names; it is 0600 in a 0700 folder, and
+/// one an older version left world-readable is tightened (and the log says so).
+#[test]
+fn the_dashboard_log_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/incident/monday-morning.yaml"
+    );
+    for existing in [false, true] {
+        let home = tempfile::tempdir().expect("temp dir");
+        let log = home.path().join("state/restorewatch/restorewatch.log");
+        if existing {
+            std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+            std::fs::write(&log, "an older session\n").unwrap();
+            std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let t = Tmux::start_in(
+            home,
+            &format!("log{existing}"),
+            &format!("--snapshot {dump}"),
+            "",
+            "sleep 60",
+        );
+        t.wait("the dashboard", |s| s.contains("restores["));
+        assert_eq!(mode(&log), 0o600, "the log (existing before: {existing})");
+        if !existing {
+            assert_eq!(mode(log.parent().unwrap()), 0o700, "the state folder");
+        } else {
+            let text = std::fs::read_to_string(&log).unwrap();
+            assert!(
+                text.contains("now 0600"),
+                "the log says it was tightened:\n{text}"
+            );
+        }
+        t.keys(&["q"]);
     }
 }
