@@ -15,7 +15,7 @@ pub fn is_bidi_control(c: char) -> bool {
 }
 
 /// C0, DEL and C1: what a terminal acts on instead of printing.
-fn is_terminal_control(c: char) -> bool {
+pub fn is_terminal_control(c: char) -> bool {
     matches!(c, '\0'..='\u{1F}' | '\u{7F}'..='\u{9F}')
 }
 

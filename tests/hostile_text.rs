@@ -3,10 +3,20 @@
 //! the binary's human-readable output shows it escaped and sends none of it raw; its JSON output
 //! keeps the exact strings.
 
+mod common;
+
+use common::{press, render, typ};
+use crossterm::event::KeyCode;
+use restorewatch::analysis::{Settings, analyze};
+use restorewatch::cli::check::load_snapshot;
+use restorewatch::cluster::Frame;
 use restorewatch::sim::{Sim, SimConfig};
+use restorewatch::ui::app::App;
+use restorewatch::ui::{Msg, update};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 /// Every kind of character a terminal acts on or that reorders text.
 const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{8}\u{9b}1m\u{7f}\u{202e}\u{2066}!";
@@ -224,4 +234,54 @@ async fn an_action_plan_shows_crafted_names_escaped() {
         "the plan names the crafted value, escaped:\n{stdout}"
     );
     sim.shutdown().await;
+}
+
+/// The dashboard on the same crafted dumps: every screen shows the crafted text escaped, as
+/// `check` does, and no cell holds a character the terminal would act on.
+#[test]
+fn the_dashboard_shows_crafted_cluster_text_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shown_somewhere = 0;
+    for (path, now) in crafted_dumps(dir.path()) {
+        let (snap, problems) = load_snapshot(&[path.clone()]).expect("dump loads");
+        assert!(problems.is_empty(), "{problems:?}");
+        let now: jiff::Timestamp = now.parse().unwrap();
+        let report = analyze(&snap, &Settings::default(), now);
+        let frame = Arc::new(Frame {
+            seq: 1,
+            snapshot: Arc::new(snap),
+            report: Arc::new(report),
+            analyzed_at: now,
+        });
+        let mut a = App::new(common::ui_data::options(), now, (200, 50));
+        update(&mut a, Msg::Frame(Some(frame)));
+        let mut screens = vec![("restores".to_string(), render(&a))];
+        press(&mut a, KeyCode::Enter);
+        for pane in 0..4 {
+            screens.push((format!("detail pane {pane}"), render(&a)));
+            press(&mut a, KeyCode::Tab);
+        }
+        for screen in ["findings", "events"] {
+            press(&mut a, KeyCode::Char(':'));
+            typ(&mut a, screen);
+            press(&mut a, KeyCode::Enter);
+            screens.push((screen.to_string(), render(&a)));
+        }
+        for (name, s) in &screens {
+            assert_clean(&format!("{name} of {}", path.display()), s.as_bytes());
+            if s.contains("\\e]0;pwned\\x07") {
+                shown_somewhere += 1;
+            }
+        }
+        assert!(
+            screens.iter().any(|(_, s)| s.contains("\\e]0;pwned\\x07")),
+            "the crafted text is shown escaped on some screen of {}:\n{}",
+            path.display(),
+            screens
+                .iter()
+                .map(|(n, s)| format!("--- {n}\n{s}"))
+                .collect::<String>()
+        );
+    }
+    assert!(shown_somewhere >= 3, "{shown_somewhere}");
 }

@@ -122,6 +122,20 @@ pub fn fit(s: &str, w: usize, right: bool) -> String {
     }
 }
 
+/// The last guard between cluster text and the terminal: whatever a widget let through, no cell
+/// holds a control character or a bidi control once a frame is drawn. Text is shown escaped
+/// where it is built (`truncate`, titles, messages); this catches what a new view forgets.
+pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
+    use crate::text::{is_bidi_control, is_terminal_control};
+    let bad = |c: char| is_terminal_control(c) || is_bidi_control(c);
+    for cell in buf.content.iter_mut() {
+        if cell.symbol().chars().any(bad) {
+            let kept: String = cell.symbol().chars().filter(|c| !bad(*c)).collect();
+            cell.set_symbol(if kept.is_empty() { " " } else { &kept });
+        }
+    }
+}
+
 /// A text progress bar of `w` cells for `pct` percent.
 pub fn bar(pct: f64, w: usize) -> String {
     let pct = pct.clamp(0.0, 100.0);
@@ -160,6 +174,19 @@ mod tests {
         assert_eq!(truncate("a\u{202e}b\nc", 20), "ab\\nc");
         assert_eq!(fit("\u{1b}[2J", 8, false), "\\e[2J   ");
         assert_eq!(width("\u{1b}"), 2);
+    }
+
+    #[test]
+    fn a_drawn_frame_holds_no_control_or_bidi_character() {
+        use ratatui::buffer::Buffer;
+        use ratatui::layout::Rect;
+        let mut buf = Buffer::empty(Rect::new(0, 0, 3, 1));
+        buf[(0, 0)].set_symbol("m\u{202e}");
+        buf[(1, 0)].set_symbol("\u{1b}");
+        buf[(2, 0)].set_symbol("é");
+        scrub(&mut buf);
+        let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+        assert_eq!(cells, ["m", " ", "é"]);
     }
 
     #[test]

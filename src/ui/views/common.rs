@@ -172,11 +172,13 @@ pub fn block<'a>(
     filter: &str,
     focused: bool,
 ) -> Block<'a> {
+    let title = crate::text::one_line(title);
     let mut spans = vec![Span::styled(format!(" {title}"), theme.title(focused))];
     if let Some(n) = count {
         spans.push(Span::styled(format!("[{n}]"), theme.counter()));
     }
     if !filter.is_empty() {
+        let filter = crate::text::one_line(filter);
         spans.push(Span::styled(format!(" </{filter}>"), theme.filter()));
     }
     spans.push(Span::raw(" "));
