@@ -31,35 +31,33 @@ fn options() -> OpenOptions {
 }
 
 /// Makes an open file 0600 when others may read or write it.
+#[cfg(unix)]
 fn tighten(file: &File, path: &Path) -> Option<String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = match file.metadata() {
-            Ok(m) => m.permissions().mode() & 0o777,
-            Err(e) => return Some(format!("cannot read the mode of {}: {e}", path.display())),
-        };
-        if mode & 0o077 == 0 {
-            return None;
-        }
-        return Some(
-            match file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
-                Ok(()) => format!(
-                    "{} was readable by others (mode {mode:03o}); it is now 0600",
-                    path.display()
-                ),
-                Err(e) => format!(
-                    "{} is readable by others (mode {mode:03o}) and could not be made 0600: {e}",
-                    path.display()
-                ),
-            },
-        );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match file.metadata() {
+        Ok(m) => m.permissions().mode() & 0o777,
+        Err(e) => return Some(format!("cannot read the mode of {}: {e}", path.display())),
+    };
+    if mode & 0o077 == 0 {
+        return None;
     }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        None
-    }
+    Some(
+        match file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
+            Ok(()) => format!(
+                "{} was readable by others (mode {mode:03o}); it is now 0600",
+                path.display()
+            ),
+            Err(e) => format!(
+                "{} is readable by others (mode {mode:03o}) and could not be made 0600: {e}",
+                path.display()
+            ),
+        },
+    )
+}
+
+#[cfg(not(unix))]
+fn tighten(_file: &File, _path: &Path) -> Option<String> {
+    None
 }
 
 /// Opens `path` for appending, creating it 0600 (and its folder 0700).

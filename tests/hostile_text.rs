@@ -243,7 +243,7 @@ fn the_dashboard_shows_crafted_cluster_text_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let mut shown_somewhere = 0;
     for (path, now) in crafted_dumps(dir.path()) {
-        let (snap, problems) = load_snapshot(&[path.clone()]).expect("dump loads");
+        let (snap, problems) = load_snapshot(std::slice::from_ref(&path)).expect("dump loads");
         assert!(problems.is_empty(), "{problems:?}");
         let now: jiff::Timestamp = now.parse().unwrap();
         let report = analyze(&snap, &Settings::default(), now);
