@@ -114,7 +114,7 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
         "tour",
         "demo --speed 20",
         "echo BEFORE-DEMO;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
     );
 
     // The list comes up with every demo restore, and the broken ones carry error badges.
@@ -165,7 +165,7 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
 
     // Quit: the program ends cleanly and the terminal is back in cooked mode.
     t.keys(&["q"]);
-    let s = t.wait("the shell after quitting", |s| s.contains("EXIT="));
+    let s = t.wait("the shell after quitting", |s| s.contains("STTY-DONE"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert!(
         s.lines().any(|l| l.trim() == "icanon"),
@@ -270,9 +270,9 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         "panic",
         "demo --scenario vm-healthy",
         "export RESTOREWATCH_DEBUG_PANIC=1;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
     );
-    t.wait("the shell after the crash", |s| s.contains("EXIT="));
+    t.wait("the shell after the crash", |s| s.contains("STTY-DONE"));
     let s = t.history();
     assert!(
         s.contains("RESTOREWATCH_DEBUG_PANIC is set"),
