@@ -20,12 +20,13 @@ use std::sync::Arc;
 
 const FIXTURE: &str = "servername-reverted/stale-cache-revert.yaml";
 const NOW: &str = "2026-11-20T10:05:00Z";
-const PLANTED: [&str; 6] = [
+const PLANTED: [&str; 7] = [
     "PLANTED-pg-user-pw",
     "PLANTED-s3-secret",
     "PLANTED-hr-user-pw",
     "PLANTED-restic-pw",
     "PLANTED-hr-token",
+    "PLANTED-vm-cloud-init-pw",
     // The fixture's own: inside the Backup's underlyingResources.
     "fixture-secret-do-not-display",
 ];
@@ -51,6 +52,14 @@ fn planted_dump(dir: &Path) -> PathBuf {
             _ => {}
         }
     }
+    // A VM whose cloud-init sets a password, as VMInstance apps render it.
+    v["items"].as_array_mut().unwrap().push(json!({
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+        "metadata": {"name": "vm1", "namespace": "tenant-a", "uid": "0b7c0e0e-0000-4000-8000-00000000aaaa"},
+        "spec": {"runStrategy": "Always", "template": {"spec": {"volumes": [
+            {"name": "cloudinitdisk", "cloudInitNoCloud": {
+                "userData": format!("#cloud-config\npassword: {}\n", PLANTED[5])}}]}}}
+    }));
     let out = dir.join("planted.json");
     std::fs::write(&out, serde_json::to_string(&v).unwrap()).unwrap();
     out

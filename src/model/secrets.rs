@@ -7,7 +7,8 @@
 //! `tls.key`); words are split at `-`, `_`, `.`, `/` and camelCase. A key whose last word says it
 //! only *points at* a credential (`secretName`, `passwordSecretRef`, `tokenId`) is kept visible:
 //! knowing which Secret is used is what an operator needs. `keepOriginalPVC`, `monkey`,
-//! `publicKey` and a bare `key` (a taint's, a label's) are not credentials.
+//! `publicKey` and a bare `key` (a taint's, a label's) are not credentials. A VM's cloud-init
+//! payload (`cloudInit`, `userData`) is where its passwords are written, and is hidden too.
 
 use serde_json::Value;
 
@@ -57,6 +58,10 @@ const KEY_QUALIFIERS: &[&str] = &[
     "ssh",
     "tls",
 ];
+
+/// Word pairs that name a cloud-init payload (`cloudInit`, `userData`, `userDataBase64`): the
+/// text where a VM's passwords and `chpasswd` lists are written.
+const PAYLOAD_PAIRS: &[(&str, &str)] = &[("cloud", "init"), ("user", "data")];
 
 /// Last words of a key that describes or points at a credential rather than holding it.
 const POINTER_WORDS: &[&str] = &[
@@ -111,10 +116,11 @@ pub fn is_credential_key(key: &str) -> bool {
         return false;
     }
     w.iter().enumerate().any(|(i, word)| {
+        let prev = i.checked_sub(1).map(|p| w[p].as_str());
         CREDENTIAL_WORDS.contains(&word.as_str())
             || ((word == "key" || word == "keys")
-                && i > 0
-                && KEY_QUALIFIERS.contains(&w[i - 1].as_str()))
+                && prev.is_some_and(|p| KEY_QUALIFIERS.contains(&p)))
+            || prev.is_some_and(|p| PAYLOAD_PAIRS.contains(&(p, word.as_str())))
     })
 }
 
@@ -154,7 +160,8 @@ fn redact_inside(v: &mut Value) {
 
 /// Hides, in an object about to be kept for display, what must never reach a screen or a log:
 /// a Backup's `underlyingResources` (a CNPG snapshot carries user passwords), credentials in an
-/// application's spec (`apps.cozystack.io`) and in a HelmRelease's `values`, and every value of
+/// application's spec (`apps.cozystack.io`), a VM's spec (its cloud-init) and a HelmRelease's
+/// `values`, and every value of
 /// a Secret's `data` and `stringData` (the keys stay: they say what the Secret holds).
 pub fn redact_for_display(v: &mut Value) {
     let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -169,6 +176,11 @@ pub fn redact_for_display(v: &mut Value) {
             }
         }
         ("apps.cozystack.io", _) => {
+            if let Some(spec) = v.get_mut("spec") {
+                redact_credentials(spec);
+            }
+        }
+        ("kubevirt.io", "VirtualMachine" | "VirtualMachineInstance") => {
             if let Some(spec) = v.get_mut("spec") {
                 redact_credentials(spec);
             }
@@ -227,6 +239,10 @@ mod tests {
             "sshKeys",
             "encryptionKey",
             "dbPass",
+            "cloudInit",
+            "cloudInitNoCloud",
+            "userData",
+            "userDataBase64",
         ];
         let not_credentials = [
             "keepOriginalPVC",
@@ -248,6 +264,10 @@ mod tests {
             "serverName",
             "keepAliveSeconds",
             "tokenization",
+            "networkData",
+            "userName",
+            "dataSource",
+            "userDataSecretRef",
             "",
         ];
         for k in credentials {
@@ -307,6 +327,42 @@ mod tests {
         assert_eq!(v["spec"]["secrets"]["secretName"], "kept");
         assert_eq!(v["spec"]["credentials"]["accessKeyId"]["key"], "ID");
         assert_eq!(v["spec"]["credentials"]["secretAccessKey"]["name"], "c");
+    }
+
+    #[test]
+    fn a_vms_cloud_init_is_redacted_and_its_secret_reference_kept() {
+        let mut vm = json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
+            "spec": {"runStrategy": "Always", "template": {"spec": {"volumes": [
+                {"name": "cloudinitdisk", "cloudInitNoCloud": {
+                    "userData": "#cloud-config\npassword: vm-pw\nchpasswd: {expire: false}",
+                    "networkData": "version: 2"}},
+                {"name": "ci2", "cloudInitConfigDrive": {"userDataSecretRef": {"name": "vm1-ud"}}},
+                {"name": "system", "dataVolume": {"name": "vm-disk-system"}}
+            ]}}}
+        });
+        redact_for_display(&mut vm);
+        assert!(!vm.to_string().contains("vm-pw"), "{vm}");
+        let vols = &vm["spec"]["template"]["spec"]["volumes"];
+        assert_eq!(vols[0]["cloudInitNoCloud"]["userData"], REDACTED);
+        assert_eq!(
+            vols[1]["cloudInitConfigDrive"]["userDataSecretRef"]["name"],
+            "vm1-ud"
+        );
+        assert_eq!(vols[2]["dataVolume"]["name"], "vm-disk-system");
+        assert_eq!(vm["spec"]["runStrategy"], "Always");
+
+        // A VMInstance app's HelmRelease carries the same payload in its values.
+        let mut hr = json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "vm-instance-vm1"},
+            "spec": {"values": {"cloudInit": "#cloud-config\npassword: hr-pw", "sshKeys": ["ssh-ed25519 AAA"],
+                                "instanceType": "u1.medium"}}
+        });
+        redact_for_display(&mut hr);
+        assert_eq!(hr["spec"]["values"]["cloudInit"], REDACTED);
+        assert_eq!(hr["spec"]["values"]["sshKeys"][0], REDACTED);
+        assert_eq!(hr["spec"]["values"]["instanceType"], "u1.medium");
     }
 
     #[test]
