@@ -405,7 +405,7 @@ pub fn draw_empty(f: &mut Frame, theme: &Theme, area: Rect, lines: Vec<String>) 
             } else {
                 theme.text_dim()
             };
-            Line::styled(l, style).centered()
+            Line::styled(crate::text::one_line_owned(l), style).centered()
         })
         .collect();
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), r);
