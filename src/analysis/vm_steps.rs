@@ -9,7 +9,7 @@ use crate::model::objects::RjPhase;
 
 use StepState::*;
 
-pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
+pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>) -> Vec<Step> {
     let rj = ctx.rj;
     let succeeded = rj.phase == RjPhase::Succeeded;
     let failed = rj.phase == RjPhase::Failed;
@@ -133,6 +133,12 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
             if failed { Failed } else { Active },
             "keepOriginalPVC unreadable",
         )
+    } else if let Some(why) = unknown {
+        step(
+            StepId::KeepDisks,
+            if halt_done { Active } else { Pending },
+            why,
+        )
     } else {
         keep_disks_step(ctx, disks, halt_done, &past)
     };
@@ -152,7 +158,21 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
         step(
             StepId::DeleteDatavolumes,
             Done,
-            format!("{} DataVolumes", disks.len()),
+            if unknown.is_some() {
+                "before the Velero Restore (disks unknown)".to_string()
+            } else {
+                format!("{} DataVolumes", disks.len())
+            },
+        )
+    } else if let Some(why) = unknown {
+        step(
+            StepId::DeleteDatavolumes,
+            if keep_done && halt_done && !failed {
+                Active
+            } else {
+                Pending
+            },
+            why,
         )
     } else if dv_visible && !disks.is_empty() && deleted == disks.len() {
         step(
@@ -220,7 +240,10 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
     steps.push(st);
 
     // data-download
-    steps.push(download_step(ctx, disks, succeeded));
+    steps.push(match unknown {
+        Some(why) if ctx.velero.is_some() => step(StepId::DataDownload, Active, why),
+        _ => download_step(ctx, disks, succeeded),
+    });
 
     // complete
     let restored = steps
@@ -253,7 +276,13 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
 
     // verify
     steps.push(if succeeded {
-        verify_step(ctx, disks, &releases)
+        let mut s = verify_step(ctx, disks, &releases);
+        if let Some(why) = unknown
+            && s.state == Done
+        {
+            s = step(StepId::Verify, Active, why);
+        }
+        s
     } else if failed {
         step(StepId::Verify, Skipped, "restore failed")
     } else {
