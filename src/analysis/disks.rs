@@ -37,14 +37,6 @@ pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
     }
 }
 
-/// Like `kind_observed`, but a dump must hold an object of this very kind.
-pub fn kind_present(snap: &Snapshot, kind: Kind) -> bool {
-    match snap.health.get(&kind) {
-        Some(_) => kind_observed(snap, kind),
-        None => snap.objects.len(kind) > 0,
-    }
-}
-
 /// Where a VM restore's disk list came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiskSource {
@@ -234,6 +226,10 @@ pub enum Rename {
     Complete,
     /// Our `-orig` PVC exists but the rename stopped: why.
     HalfDone(Vec<String>),
+    /// The rename's writes are all done (the PV's claimRef names the `-orig` PVC's name and
+    /// UID, the original PVC is gone) and the `-orig` PVC is still `Pending`: the PV
+    /// controller binds it on its resync, up to ~15 s later on a real cluster. Since when.
+    AwaitingBind(Option<jiff::Timestamp>),
     /// The `-orig` name is held by a PVC that is not ours.
     Foreign,
     /// An `-orig` PVC of unknown provenance (no annotation, no timestamps).
@@ -323,6 +319,9 @@ fn rename_state(
     original: Option<&Obj<Pvc>>,
     snap: &Snapshot,
 ) -> Rename {
+    if let Some(since) = awaiting_bind(orig, pv, original, snap) {
+        return Rename::AwaitingBind(since);
+    }
     let mut why = Vec::new();
     if orig.phase.as_deref() == Some("Pending") {
         why.push("-orig PVC Pending".to_string());
@@ -376,6 +375,29 @@ fn rename_state(
     } else {
         Rename::HalfDone(why)
     }
+}
+
+/// The last write of a rename points the PV at the `-orig` PVC; the binding that follows is
+/// the PV controller's. `Some(since)` when only that binding is left.
+fn awaiting_bind(
+    orig: &Obj<Pvc>,
+    pv: Option<&Obj<Pv>>,
+    original: Option<&Obj<Pvc>>,
+    snap: &Snapshot,
+) -> Option<Option<jiff::Timestamp>> {
+    let pv = pv?;
+    let claim = pv.claim_ref.as_ref()?;
+    let names_orig = claim.namespace == orig.meta.namespace
+        && claim.name == orig.meta.name
+        && !orig.meta.uid.is_empty()
+        && claim.uid.as_deref() == Some(orig.meta.uid.as_str());
+    let original_gone = original.is_none() && kind_observed(snap, Kind::PersistentVolumeClaim);
+    (names_orig && original_gone && orig.phase.as_deref() == Some("Pending")).then(|| {
+        [orig.meta.created, pv.meta.last_change]
+            .into_iter()
+            .flatten()
+            .max()
+    })
 }
 
 fn orig_base(orig: &Obj<Pvc>) -> &str {

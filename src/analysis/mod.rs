@@ -209,7 +209,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
     global::orphaned_suspensions(snap, &restores, &mut out);
-    let orig_pvcs = orig::inventory(snap, &mut out);
+    let orig_pvcs = orig::inventory(snap, &restores, &mut out);
 
     let mut findings = out.0;
     for f in &mut findings {

@@ -2,7 +2,7 @@
 
 use super::codes::Code;
 use super::ctx::{Ctx, human};
-use super::disks::{Disk, Rename, downloads, kind_present};
+use super::disks::{Disk, Rename, downloads, kind_observed};
 use super::emit::Findings;
 use super::report::ObjRef;
 use super::vm::{half_done_settled, leftovers, past};
@@ -160,13 +160,21 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
     let velero_completed = ctx
         .velero
         .is_some_and(|v| v.phase.as_deref() == Some("Completed"));
+    // DataDownloads count as read when their API group was (a dump holding the Velero Restore
+    // but no DataDownload at all is the one-disk VM that lost the race: Velero skipped its
+    // only disk), never when the live watch of the kind has not listed.
     if ctx.in_place
         && ctx.velero.is_some()
-        && kind_present(snap, Kind::DataDownload)
+        && kind_observed(snap, Kind::DataDownload)
         && (velero_completed || rj.phase == RjPhase::Succeeded)
     {
+        let none_at_all = downloads(ctx).is_empty();
         for d in disks {
             let problem = match d.download {
+                None if none_at_all => Some(format!(
+                    "the Velero Restore has no DataDownload at all, so none for {} (an existing PVC is skipped)",
+                    d.name
+                )),
                 None => Some(format!(
                     "Velero created no DataDownload for {} (an existing PVC is skipped)",
                     d.name
