@@ -206,6 +206,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
+    global::objectstore_missing(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
     global::orphaned_suspensions(snap, &restores, &mut out);

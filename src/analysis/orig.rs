@@ -7,7 +7,7 @@ use super::disks::kind_observed;
 use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::ORIG_TERM;
-use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name};
+use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, short_hash};
 use crate::model::objects::{Pv, Pvc, RestoreJob, RjPhase};
 use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Kind, Obj};
@@ -76,7 +76,14 @@ pub fn inventory(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) 
         let owner = owner_of(snap, pvc);
         let rj = match &owner {
             OrigOwner::Restore { rj, .. } => Some(*rj),
-            _ => None,
+            OrigOwner::Deleted { .. } => None,
+            // Cannot tell: the newest RestoreJob of the hash is presumed its maker (the safe
+            // side: its restore may still need the PVC), as reclaim-orig presumes.
+            OrigOwner::Unknown => snap
+                .restore_jobs
+                .in_namespace(ns)
+                .filter(|r| short_hash(&r.meta.name) == hash)
+                .max_by_key(|r| r.meta.created),
         };
         let deleted_restore = match &owner {
             OrigOwner::Deleted { uid } => Some(DeletedRestore { uid: uid.clone() }),

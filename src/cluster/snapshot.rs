@@ -401,6 +401,52 @@ pub struct Snapshot {
     /// The one namespace watched (`-n`), when not all: cluster-scoped objects (PVs) still come
     /// from everywhere, so rules must not read "absent" for other namespaces.
     pub scope: Option<String>,
+    /// Deletions the live watch saw, newest last (empty for files and one-off lists).
+    pub tombstones: Tombstones,
+}
+
+/// One deletion the live watch saw: what, when, and who owned it (why the garbage collector
+/// may have taken it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tombstone {
+    pub kind: Kind,
+    pub key: ObjKey,
+    pub uid: String,
+    /// When the watch saw it go (the store's clock).
+    pub at: Timestamp,
+    pub owners: Vec<crate::model::OwnerRef>,
+}
+
+/// The most recent deletions, bounded so that a long-running dashboard keeps a fixed memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tombstones(std::collections::VecDeque<Tombstone>);
+
+impl Tombstones {
+    /// How many deletions are remembered.
+    pub const MAX: usize = 256;
+
+    pub fn push(&mut self, t: Tombstone) {
+        if self.0.len() == Self::MAX {
+            self.0.pop_front();
+        }
+        self.0.push_back(t);
+    }
+
+    /// The latest deletion of this object, if the watch saw one.
+    pub fn last(&self, kind: Kind, namespace: &str, name: &str) -> Option<&Tombstone> {
+        self.0
+            .iter()
+            .rev()
+            .find(|t| t.kind == kind && t.key.namespace == namespace && t.key.name == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Default for Snapshot {
@@ -413,6 +459,7 @@ impl Default for Snapshot {
                 newest_object: None,
             },
             scope: None,
+            tombstones: Tombstones::default(),
         }
     }
 }
