@@ -183,11 +183,16 @@ fn every_fixture_meets_its_expectations() {
                         .text
                         .as_ref()
                         .is_none_or(|t| f.message.contains(t) || f.remedy.contains(t))
-                    && fh.action.as_ref().is_none_or(|a| {
-                        f.action.map_or("none", |x| x.as_str()) == a.as_str()
-                    })
+                    && fh
+                        .action
+                        .as_ref()
+                        .is_none_or(|a| f.action.map_or("none", |x| x.as_str()) == a.as_str())
                     && fh.restore.as_ref().is_none_or(|r| {
-                        f.restore.as_ref().map(|x| x.to_string()).unwrap_or_default() == *r
+                        f.restore
+                            .as_ref()
+                            .map(|x| x.to_string())
+                            .unwrap_or_default()
+                            == *r
                     })
             };
             if !report.findings.iter().any(|f| fits(&f)) {
@@ -234,7 +239,11 @@ fn every_fixture_meets_its_expectations() {
                 .as_ref()
                 .and_then(|s| s.get("restore"))
                 .expect("step_details need [case.steps] restore");
-            if let Some(r) = report.restores.iter().find(|r| &r.id.to_string() == restore) {
+            if let Some(r) = report
+                .restores
+                .iter()
+                .find(|r| &r.id.to_string() == restore)
+            {
                 for (id, want) in details {
                     let got = r.steps.iter().find(|s| s.id.as_str() == id);
                     if !got.is_some_and(|s| s.detail.contains(want.as_str())) {

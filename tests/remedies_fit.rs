@@ -58,11 +58,18 @@ fn every_fixture_offers_only_actions_that_would_run() {
         let (snap, _) = load_snapshot(&[dir.join(&case.file)]).expect("fixture loads");
         let now: Timestamp = case.now.parse().expect("now");
         let report = analyze(&snap, &Settings::default(), now);
-        offered += report.findings.iter().filter(|f| f.action.is_some()).count();
+        offered += report
+            .findings
+            .iter()
+            .filter(|f| f.action.is_some())
+            .count();
         bad.extend(unfit_offers(&case.file, &snap, &report));
     }
     // The fixtures do offer repairs (otherwise this test would pass on nothing).
-    assert!(offered >= 20, "only {offered} offered actions over the fixtures");
+    assert!(
+        offered >= 20,
+        "only {offered} offered actions over the fixtures"
+    );
     assert!(bad.is_empty(), "\n{}", bad.join("\n"));
 }
 
@@ -97,11 +104,18 @@ async fn every_scenario_end_state_offers_only_actions_that_would_run() {
         .await
         .expect("one LIST of every kind");
         let report = analyze(&snap, &Settings::default(), Timestamp::now());
-        offered += report.findings.iter().filter(|f| f.action.is_some()).count();
+        offered += report
+            .findings
+            .iter()
+            .filter(|f| f.action.is_some())
+            .count();
         bad.extend(unfit_offers(&scenario.name, &snap, &report));
         run.abort();
         sim.shutdown().await;
     }
-    assert!(offered >= 5, "only {offered} offered actions over the scenarios");
+    assert!(
+        offered >= 5,
+        "only {offered} offered actions over the scenarios"
+    );
     assert!(bad.is_empty(), "\n{}", bad.join("\n"));
 }

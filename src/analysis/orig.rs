@@ -1,9 +1,9 @@
 //! Every `-orig` PVC in the cluster, whose it is, and whether deleting it now would lose a volume.
 
 use super::codes::{Code, Severity};
+use super::disks::kind_observed;
 use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
-use super::disks::kind_observed;
 use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::ORIG_TERM;
@@ -63,7 +63,11 @@ fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
         .map(str::to_string)
 }
 
-pub fn inventory(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) -> Vec<OrigPvcView> {
+pub fn inventory(
+    snap: &Snapshot,
+    restores: &[RestoreView],
+    out: &mut Findings,
+) -> Vec<OrigPvcView> {
     let mut views = Vec::new();
     // Only PVCs named like `-orig` ones can pass the first test: the index has them, in the
     // same order as a scan of every PVC.
@@ -186,13 +190,31 @@ struct ReclaimState {
 impl ReclaimState {
     /// The remedy and whether reclaim-orig fits: never offered where it would refuse.
     fn remedy(&self, pv: &str, then: String) -> (String, bool) {
-        let set_back = format!("set PV {pv} back to its original policy before the PVC goes, or the volume leaks");
+        let set_back = format!(
+            "set PV {pv} back to its original policy before the PVC goes, or the volume leaks"
+        );
         if let Some(r) = &self.running {
-            (format!("Keep it while RestoreJob {r} runs: it is the restore's safety copy. Once the restore has finished and the disk is checked: {then}"), false)
+            (
+                format!(
+                    "Keep it while RestoreJob {r} runs: it is the restore's safety copy. Once the restore has finished and the disk is checked: {then}"
+                ),
+                false,
+            )
         } else if !self.mounted_by.is_empty() {
-            (format!("It is mounted by pod {}: keep it while it is in use. Afterwards: {then}", self.mounted_by.join(", ")), false)
+            (
+                format!(
+                    "It is mounted by pod {}: keep it while it is in use. Afterwards: {then}",
+                    self.mounted_by.join(", ")
+                ),
+                false,
+            )
         } else if let Some(why) = &self.only_copy {
-            (format!("Keep it: it is the only copy ({why}). When its data is safe elsewhere, {set_back}"), false)
+            (
+                format!(
+                    "Keep it: it is the only copy ({why}). When its data is safe elsewhere, {set_back}"
+                ),
+                false,
+            )
         } else if self.deleting {
             (format!("It is being deleted: {then}"), true)
         } else {

@@ -195,7 +195,12 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                     Code::RenameHalfDone,
                     id,
                     objects,
-                    format!("the rename of {} to {} stopped halfway: {}", d.name, d.orig_name, why.join(", ")),
+                    format!(
+                        "the rename of {} to {} stopped halfway: {}",
+                        d.name,
+                        d.orig_name,
+                        why.join(", ")
+                    ),
                     remedy,
                 );
                 if !offer {

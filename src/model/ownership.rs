@@ -158,9 +158,7 @@ pub fn cluster_role(
     let created = cluster.meta.created;
     if !cluster.has_recovery {
         return if purged {
-            ClusterRole::Unknown(
-                "rendered after the purge but without a recovery bootstrap".into(),
-            )
+            ClusterRole::Unknown("rendered after the purge but without a recovery bootstrap".into())
         } else {
             ClusterRole::Previous("it has no recovery bootstrap".into())
         };
