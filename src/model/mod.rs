@@ -8,6 +8,7 @@ pub mod names;
 pub mod object;
 pub mod objects;
 pub mod ownership;
+pub mod quantity;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};
