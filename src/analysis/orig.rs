@@ -333,7 +333,7 @@ fn released_leaks(snap: &Snapshot, out: &mut Findings) {
             code,
             Severity::Warning,
             None,
-            // The gone PVC first: it is what reclaim-orig takes as its target.
+            // The gone PVC first: the -orig name the leak is known by.
             vec![ObjRef::new(Kind::PersistentVolumeClaim, &c.namespace, &c.name), ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name)],
             format!(
                 "PV {} ({}) still exists with policy Retain although its -orig PVC {}/{} is gone: the volume leaked{}",
@@ -344,6 +344,9 @@ fn released_leaks(snap: &Snapshot, out: &mut Findings) {
                 rec.map(|r| format!(" (recorded original policy {r})")).unwrap_or_default()
             ),
             format!("If the data is no longer needed: kubectl patch pv {} -p '{{\"spec\":{{\"persistentVolumeReclaimPolicy\":\"Delete\"}}}}'", pv.meta.name),
-        );
+        )
+        // reclaim-orig acts on the PVC, which is gone: it would do nothing. The remedy is the
+        // one write left to make.
+        .action = None;
     }
 }
