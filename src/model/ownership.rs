@@ -191,3 +191,153 @@ pub fn cluster_role(
         _ => "the RestoreJob has no startedAt and no purge was seen".into(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AnyObject, parse_object};
+    use serde_json::json;
+
+    fn rj(name: &str, uid: &str, created: &str, status: serde_json::Value) -> Arc<Obj<RestoreJob>> {
+        match parse_object(
+            json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+            "metadata": {"name": name, "namespace": "ns", "uid": uid, "creationTimestamp": created},
+            "spec": {"backupRef": {"name": "b"}}, "status": status}),
+        ) {
+            Ok(AnyObject::RestoreJob(o)) => Arc::new(o),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn orig(created: &str, uid_ann: Option<&str>) -> Obj<Pvc> {
+        let mut meta = json!({"name": "vm-disk-data-orig-de3e", "namespace": "ns", "uid": "p",
+            "creationTimestamp": created});
+        if let Some(u) = uid_ann {
+            meta["annotations"] = json!({ANN_RESTORE_JOB_UID: u});
+        }
+        match parse_object(
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta}),
+        ) {
+            Ok(AnyObject::PersistentVolumeClaim(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_orig_pvc_is_attributed_by_annotation_else_by_creation_time() {
+        // `restore-test` and `vm1-restore-74` both hash to de3e.
+        let running = rj(
+            "restore-test",
+            "new",
+            "2026-11-20T10:00:00Z",
+            json!({"phase": "Running"}),
+        );
+        let old = rj(
+            "vm1-restore-74",
+            "old",
+            "2026-11-13T09:59:00Z",
+            json!({"phase": "Succeeded", "completedAt": "2026-11-13T10:11:00Z"}),
+        );
+        let all = [running.clone(), old.clone()];
+        // Made while vm1-restore-74 ran: its, although restore-test is newer and of the hash.
+        let p = orig("2026-11-13T10:00:40Z", None);
+        assert!(
+            matches!(orig_owner(&p, &all), OrigOwner::Restore { rj, annotated: false } if rj.meta.uid == "old")
+        );
+        assert_eq!(
+            orig_relation(&p, &running),
+            OrigRelation::NotMade { other_uid: None }
+        );
+        // Made after vm1-restore-74 completed and before restore-test: a deleted RestoreJob's.
+        let p = orig("2026-11-15T08:00:00Z", None);
+        assert!(matches!(
+            orig_owner(&p, &all),
+            OrigOwner::Deleted { uid: None }
+        ));
+        // The annotation decides, whatever the times.
+        let p = orig("2026-11-15T08:00:00Z", Some("new"));
+        assert!(matches!(
+            orig_owner(&p, &all),
+            OrigOwner::Restore {
+                annotated: true,
+                ..
+            }
+        ));
+        let p = orig("2026-11-20T10:00:40Z", Some("gone"));
+        assert!(matches!(orig_owner(&p, &all), OrigOwner::Deleted { uid: Some(u) } if u == "gone"));
+        assert_eq!(
+            orig_relation(&p, &running),
+            OrigRelation::NotMade {
+                other_uid: Some("gone".into())
+            }
+        );
+    }
+
+    fn cluster(created: &str, recovery: bool, deleting: bool) -> Obj<CnpgCluster> {
+        let mut v = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+            "metadata": {"name": "postgres-a", "namespace": "ns", "uid": "c2", "creationTimestamp": created},
+            "spec": {}});
+        if recovery {
+            v["spec"]["bootstrap"] = json!({"recovery": {"source": "postgres-a"}});
+        }
+        if deleting {
+            v["metadata"]["deletionTimestamp"] = json!("2026-11-20T10:00:05Z");
+        }
+        match parse_object(v) {
+            Ok(AnyObject::CnpgCluster(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_rerendered_cluster_does_not_depend_on_when_target_purged_was_stamped() {
+        let late = rj(
+            "r",
+            "u",
+            "2026-11-20T10:00:00Z",
+            json!({"phase": "Running", "startedAt": "2026-11-20T10:00:01Z", "conditions": [
+                {"type": "TargetPurged", "status": "True", "lastTransitionTime": "2026-11-20T10:00:50Z"}]}),
+        );
+        let none = PurgeEvidence::default();
+        let new = cluster("2026-11-20T10:00:45Z", true, false);
+        assert!(matches!(
+            cluster_role(&late, &new, none),
+            ClusterRole::Rerendered(_)
+        ));
+        assert!(matches!(
+            cluster_role(&late, &cluster("2026-11-17T10:00:00Z", true, false), none),
+            ClusterRole::Previous(_)
+        ));
+        assert!(matches!(
+            cluster_role(&late, &cluster("2026-11-20T10:00:45Z", true, true), none),
+            ClusterRole::Previous(_)
+        ));
+        // No startedAt, no TargetPurged: unknown, unless the watch saw the purge.
+        let bare = rj(
+            "r",
+            "u",
+            "2026-11-20T10:00:00Z",
+            json!({"phase": "Running"}),
+        );
+        assert!(matches!(
+            cluster_role(&bare, &new, none),
+            ClusterRole::Unknown(_)
+        ));
+        let seen = PurgeEvidence {
+            deleted_uid: Some("c1"),
+            deleted_at: "2026-11-20T10:00:10Z".parse().ok(),
+        };
+        assert!(matches!(
+            cluster_role(&bare, &new, seen),
+            ClusterRole::Rerendered(_)
+        ));
+        let same = PurgeEvidence {
+            deleted_uid: Some("c2"),
+            ..seen
+        };
+        assert!(matches!(
+            cluster_role(&bare, &new, same),
+            ClusterRole::Previous(_)
+        ));
+    }
+}
