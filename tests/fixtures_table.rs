@@ -176,6 +176,27 @@ fn every_fixture_meets_its_expectations() {
                 }
             }
         }
+        // Never "waiting to be rendered" beside a finding that names that very Cluster.
+        for r in &report.restores {
+            let Some(pg) = &r.postgres else { continue };
+            let waiting = r.steps.iter().any(|s| {
+                s.detail.contains(&format!(
+                    "waiting for Cluster {} to be rendered",
+                    pg.cluster_name
+                ))
+            });
+            let named = format!("Cluster/{}/{}", r.id.namespace, pg.cluster_name);
+            if let Some(f) = report
+                .findings
+                .iter()
+                .find(|f| waiting && f.objects.iter().any(|o| o.to_string() == named))
+            {
+                failures.push(format!(
+                    "{}: {} waits for {named} to be rendered, yet {} names it",
+                    case.file, r.id, f.code
+                ));
+            }
+        }
         for fh in &case.finding_has {
             let fits = |f: &&restorewatch::analysis::Finding| {
                 f.code.as_str() == fh.code
