@@ -242,29 +242,12 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
             ),
         ),
         // Never "waiting to be rendered" while a Cluster of that name is there: say what is
-        // known of it instead.
-        None if purge_done && resumed => step(
+        // known of it instead, also before the purge is seen to be done when the evidence for
+        // the Cluster there is not enough.
+        None if (purge_done && resumed) || matches!(role, Some(ClusterRole::Unknown(_))) => step(
             StepId::Rebootstrap,
             if failed { Failed } else { Active },
-            match &role {
-                None => format!("waiting for Cluster {cluster_name} to be rendered"),
-                Some(ClusterRole::Unknown(why)) => format!(
-                    "unknown: cannot tell whether Cluster {cluster_name} is the re-rendered one ({why})"
-                ),
-                Some(ClusterRole::Previous(why) | ClusterRole::Rerendered(why)) => {
-                    format!("Cluster {cluster_name} is not the re-rendered one ({why})")
-                }
-            },
-        ),
-        None if matches!(role, Some(ClusterRole::Unknown(_))) => step(
-            StepId::Rebootstrap,
-            if failed { Failed } else { Active },
-            match &role {
-                Some(ClusterRole::Unknown(why)) => format!(
-                    "unknown: cannot tell whether Cluster {cluster_name} is the re-rendered one ({why})"
-                ),
-                _ => String::new(),
-            },
+            not_rerendered(&cluster_name, role.as_ref()),
         ),
         None => step(StepId::Rebootstrap, Pending, ""),
     });
@@ -454,6 +437,19 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
         deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now < d),
+    }
+}
+
+/// What the rebootstrap step says while no Cluster is known to be the re-rendered one.
+fn not_rerendered(cluster: &str, role: Option<&ClusterRole>) -> String {
+    match role {
+        None => format!("waiting for Cluster {cluster} to be rendered"),
+        Some(ClusterRole::Unknown(why)) => {
+            format!("unknown: cannot tell whether Cluster {cluster} is the re-rendered one ({why})")
+        }
+        Some(ClusterRole::Previous(why) | ClusterRole::Rerendered(why)) => {
+            format!("Cluster {cluster} is not the re-rendered one ({why})")
+        }
     }
 }
 
