@@ -43,6 +43,13 @@ pub fn deadline(ctx: &Ctx) -> Option<(Timestamp, SignedDuration)> {
     Some((started.checked_add(timeout).ok()?, timeout))
 }
 
+/// Whether this Cluster is the one re-rendered after the purge (not the one being purged).
+pub(crate) fn is_new_cluster(ctx: &Ctx, cluster: &Obj<CnpgCluster>) -> bool {
+    // By evidence, never by when TargetPurged was stamped (`model::ownership::cluster_role`):
+    // fix-servername asks this very question, so the finding and the repair agree.
+    matches!(ctx.cluster_role(cluster), ClusterRole::Rerendered(_))
+}
+
 pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     let Some(app) = ctx.app() else {
         return PgOutcome {
@@ -80,7 +87,8 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     let purged = find_condition(&rj.conditions, "TargetPurged").filter(|c| c.is_true());
     let wal = find_condition(&rj.conditions, "WALArchiveReady");
     let role = cluster.map(|c| ctx.cluster_role(c));
-    let new_cluster = cluster.filter(|_| matches!(role, Some(ClusterRole::Rerendered(_))));
+    // The test fix-servername makes too; `role` keeps the evidence for the step's detail.
+    let new_cluster = cluster.filter(|c| is_new_cluster(ctx, c));
     let dl = deadline(ctx);
     let terminal = ctx.terminal();
     let succeeded = rj.phase == RjPhase::Succeeded;
