@@ -22,6 +22,36 @@ fn owner_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> OrigOwner<'a> {
     }
 }
 
+/// Running Pods that use an `-orig` PVC's volume: through the PVC itself, or through any claim
+/// bound to its PV (the original PVC of a half-done rename still claims it, and the VM runs on
+/// it). "pod (via claim)" when through another claim.
+fn pods_using(snap: &Snapshot, pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Vec<String> {
+    let ns = pvc.meta.namespace.as_str();
+    let pv_name = pv.map(|p| p.meta.name.as_str());
+    let on_pv = |claim: &str| {
+        pv_name.is_some_and(|v| {
+            snap.pvcs
+                .get(ns, claim)
+                .is_some_and(|c| c.volume_name.as_deref() == Some(v))
+        }) || pv
+            .and_then(|p| p.claim_ref.as_ref())
+            .is_some_and(|c| c.namespace == ns && c.name == claim)
+    };
+    snap.pods
+        .in_namespace(ns)
+        .filter(|p| !p.is_finished())
+        .filter_map(|p| {
+            if p.claims.iter().any(|c| c == &pvc.meta.name) {
+                return Some(p.meta.name.clone());
+            }
+            p.claims
+                .iter()
+                .find(|c| on_pv(c))
+                .map(|c| format!("{} (via {c})", p.meta.name))
+        })
+        .collect()
+}
+
 /// Why an `-orig` PVC may hold the only good copy of its disk: its RestoreJob failed, or the
 /// restored disk is missing, or its DataDownload failed.
 fn only_copy(
@@ -105,12 +135,7 @@ pub fn inventory(
             .or_else(|| pvc.storage_class.clone())
             .and_then(|c| snap.storage_classes.get("", &c))
             .and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
-        let mounted_by: Vec<String> = snap
-            .pods
-            .in_namespace(ns)
-            .filter(|p| !p.is_finished() && p.claims.iter().any(|c| c == &pvc.meta.name))
-            .map(|p| p.meta.name.clone())
-            .collect();
+        let mounted_by = pods_using(snap, pvc, pv.map(|p| &**p));
         let rec = recorded(pvc, pv.map(|p| &**p));
         let pv_policy = pv.and_then(|p| p.reclaim_policy.known().cloned());
         let only = only_copy(snap, pvc, base, rj.map(|r| &**r), view);
