@@ -449,6 +449,38 @@ impl Tombstones {
     }
 }
 
+#[cfg(test)]
+mod tombstone_tests {
+    use super::*;
+
+    fn tomb(name: &str, at: i64) -> Tombstone {
+        Tombstone {
+            kind: Kind::ObjectStore,
+            key: ObjKey::new("ns", name),
+            uid: format!("uid-{name}-{at}"),
+            at: Timestamp::from_second(at).unwrap(),
+            owners: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tombstones_keep_the_latest_deletions_up_to_their_bound() {
+        let mut t = Tombstones::default();
+        for i in 0..(Tombstones::MAX as i64 + 10) {
+            t.push(tomb(if i % 2 == 0 { "a" } else { "b" }, i));
+        }
+        assert_eq!(t.len(), Tombstones::MAX);
+        // The newest deletion of a name wins.
+        let last = Tombstones::MAX as i64 + 8;
+        assert_eq!(
+            t.last(Kind::ObjectStore, "ns", "a").map(|x| x.uid.clone()),
+            Some(format!("uid-a-{last}"))
+        );
+        assert!(t.last(Kind::CnpgCluster, "ns", "a").is_none());
+        assert!(t.last(Kind::ObjectStore, "other", "a").is_none());
+    }
+}
+
 impl Default for Snapshot {
     fn default() -> Self {
         Snapshot {
@@ -484,37 +516,5 @@ impl std::ops::Deref for Snapshot {
     type Target = Objects;
     fn deref(&self) -> &Objects {
         &self.objects
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tomb(name: &str, at: i64) -> Tombstone {
-        Tombstone {
-            kind: Kind::ObjectStore,
-            key: ObjKey::new("ns", name),
-            uid: format!("uid-{name}-{at}"),
-            at: Timestamp::from_second(at).unwrap(),
-            owners: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn tombstones_keep_the_latest_deletions_up_to_their_bound() {
-        let mut t = Tombstones::default();
-        for i in 0..(Tombstones::MAX as i64 + 10) {
-            t.push(tomb(if i % 2 == 0 { "a" } else { "b" }, i));
-        }
-        assert_eq!(t.len(), Tombstones::MAX);
-        // The newest deletion of a name wins.
-        let last = Tombstones::MAX as i64 + 8;
-        assert_eq!(
-            t.last(Kind::ObjectStore, "ns", "a").map(|x| x.uid.clone()),
-            Some(format!("uid-a-{last}"))
-        );
-        assert!(t.last(Kind::CnpgCluster, "ns", "a").is_none());
-        assert!(t.last(Kind::ObjectStore, "other", "a").is_none());
     }
 }
