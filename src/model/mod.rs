@@ -9,6 +9,7 @@ pub mod object;
 pub mod objects;
 pub mod ownership;
 pub mod quantity;
+pub mod secrets;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};
