@@ -8,6 +8,7 @@
 
 use crate::model::names::{orig_pvc_name, short_hash};
 use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Objects one restore in flight brings (see `restore`).
@@ -43,32 +44,81 @@ pub fn tenant(i: usize) -> String {
     format!("tenant-{i:05}")
 }
 
+/// The cluster shapes the bench measures (`--shapes`); each gives exactly `n` objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// 1% of `n` VM restores in flight (26 objects each, with their Backup), the rest healthy
+    /// DataVolume + PVC + PV disks spread over one tenant per restore.
+    Default,
+    /// `default`, but every restore's Backup is gone: no restore has a disk record.
+    NoBackup,
+    /// Hundreds of disks per namespace: PVC + PV pairs, 200 per namespace (`n / 400`
+    /// namespaces, 50 at 20k), and `n / 200` running RestoreJobs whose Backup is gone (100 at
+    /// 20k, two per namespace).
+    DenseNamespaces,
+    /// `default`, with half of `n` Events about the RestoreJobs (the Events the live watch
+    /// reads: ~50 per restore), the rest disks.
+    ManyEvents,
+}
+
+impl Shape {
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Default => "default",
+            Shape::NoBackup => "no-backup",
+            Shape::DenseNamespaces => "dense-namespaces",
+            Shape::ManyEvents => "many-events",
+        }
+    }
+}
+
 /// A cluster of exactly `n` objects (`n` >= 40 gives at least one restore and one disk).
 pub fn generate(n: usize, now: Timestamp) -> World {
+    generate_shape(Shape::Default, n, now)
+}
+
+pub fn generate_shape(shape: Shape, n: usize, now: Timestamp) -> World {
     let mut g = Gen {
         now: now.as_second(),
         seq: 0,
     };
+    if shape == Shape::DenseNamespaces {
+        return dense_namespaces(&mut g, n);
+    }
     let restores = (n / 100).max(1);
     let tenants = restores;
     let mut objects = Vec::with_capacity(n);
-    objects.push(json!({
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-        "metadata": {"name": STORAGE_CLASS, "uid": g.uid(1), "creationTimestamp": g.ago(86400 * 400)},
-        "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Retain",
-        "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true,
-        "parameters": {"linstor.csi.linbit.com/autoPlace": "3", "linstor.csi.linbit.com/storagePool": "data"}
-    }));
+    objects.push(storage_class(&mut g));
     objects.push(namespace(&mut g, "cozy-velero"));
     for t in 0..tenants {
         objects.push(namespace(&mut g, &tenant(t)));
     }
     let mut pvcs = 0;
+    let mut jobs = Vec::new();
     for r in 0..restores {
         let before = objects.len();
-        restore(&mut g, &tenant(r), &mut objects);
-        debug_assert_eq!(objects.len() - before, PER_RESTORE);
+        let with_backup = shape != Shape::NoBackup;
+        jobs.push((
+            tenant(r),
+            restore(&mut g, &tenant(r), with_backup, &mut objects),
+        ));
+        debug_assert_eq!(
+            objects.len() - before,
+            PER_RESTORE - usize::from(!with_backup)
+        );
         pvcs += 4;
+    }
+    if shape == Shape::ManyEvents {
+        // Progress events the restore controller might repeat; all about RestoreJobs, so the
+        // live watch holds every one.
+        let events = (n / 2).saturating_sub(objects.len());
+        for e in 0..events {
+            let (ns, uid) = &jobs[e % jobs.len()];
+            let msg = format!("Waiting for Velero Restore ({e})");
+            let ev = event(&mut g, ns, "restore-vm1", uid, 60, "WaitingForVelero", &msg);
+            objects.push(ev);
+        }
     }
     // The rest: background disks, three objects each, spread over the tenants.
     let left = n.saturating_sub(objects.len());
@@ -80,8 +130,18 @@ pub fn generate(n: usize, now: Timestamp) -> World {
         write_targets.push((ns, name));
         pvcs += 1;
     }
-    // Pad to exactly n with events about PVCs (not about RestoreJobs: the live watch's field
-    // selector leaves them on the server, as on a real cluster).
+    pad_with_events(&mut g, n, &mut objects);
+    World {
+        objects,
+        write_targets,
+        pvcs,
+        restores,
+    }
+}
+
+/// Pads to exactly n with events about PVCs (not about RestoreJobs: the live watch's field
+/// selector leaves them on the server, as on a real cluster).
+fn pad_with_events(g: &mut Gen, n: usize, objects: &mut Vec<Value>) {
     while objects.len() < n {
         let i = objects.len();
         objects.push(json!({
@@ -93,10 +153,65 @@ pub fn generate(n: usize, now: Timestamp) -> World {
             "source": {"component": "csi-resizer"}
         }));
     }
+}
+
+fn storage_class(g: &mut Gen) -> Value {
+    json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": STORAGE_CLASS, "uid": g.uid(1), "creationTimestamp": g.ago(86400 * 400)},
+        "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Retain",
+        "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true,
+        "parameters": {"linstor.csi.linbit.com/autoPlace": "3", "linstor.csi.linbit.com/storagePool": "data"}
+    })
+}
+
+/// The worst shape of issue 12: many `vm-disk-*` PVCs per namespace and restores without a
+/// Backup, so nothing narrows a restore's disks but the namespace.
+fn dense_namespaces(g: &mut Gen, n: usize) -> World {
+    let namespaces = (n / 400).max(1);
+    let restores = (n / 200).max(1);
+    let mut objects = Vec::with_capacity(n);
+    objects.push(storage_class(g));
+    objects.push(namespace(g, "cozy-velero"));
+    for t in 0..namespaces {
+        objects.push(namespace(g, &tenant(t)));
+    }
+    for r in 0..restores {
+        let ns = tenant(r % namespaces);
+        let rj = format!("restore-vm{}", r / namespaces);
+        objects.push(json!({
+            "apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+            "metadata": {"name": rj, "namespace": ns, "uid": g.uid(9), "creationTimestamp": g.ago(180), "generation": 1,
+                "finalizers": ["backups.cozystack.io/cleanup"]},
+            "spec": {"backupRef": {"name": format!("{rj}-gone")}, "options": {"keepOriginalPVC": true}},
+            "status": {"phase": "Running", "startedAt": g.ago(179)}
+        }));
+    }
+    let pairs = n.saturating_sub(objects.len()) / 2;
+    let mut write_targets = Vec::new();
+    for d in 0..pairs {
+        let ns = tenant(d % namespaces);
+        let name = format!("vm-disk-d{d}");
+        let pvc_uid = g.uid(6);
+        let pv_name = format!("pvc-{pvc_uid}");
+        objects.push(json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": ns, "uid": pvc_uid, "creationTimestamp": g.ago(86400 * 30),
+                "labels": {"apps.cozystack.io/application.kind": "VMDisk"},
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+                "finalizers": ["kubernetes.io/pvc-protection"]},
+            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "20Gi"}},
+                "storageClassName": STORAGE_CLASS, "volumeMode": "Block", "volumeName": pv_name},
+            "status": {"phase": "Bound", "accessModes": ["ReadWriteMany"], "capacity": {"storage": "20Gi"}}
+        }));
+        objects.push(pv(g, &pv_name, &ns, &name, &pvc_uid, "20Gi"));
+        write_targets.push((ns, name));
+    }
+    pad_with_events(g, n, &mut objects);
     World {
         objects,
         write_targets,
-        pvcs,
+        pvcs: pairs,
         restores,
     }
 }
@@ -188,14 +303,16 @@ fn hr(g: &mut Gen, ns: &str, name: &str, kind: &str, app: &str, restore: &str) -
 
 /// A VM restore in flight, the shape of `healthy/vm-postfix-restoring`: the old disks kept as
 /// `-orig` PVCs, new DataVolumes pending, DataDownloads half done. 26 objects.
-fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
+/// Without `with_backup` the Backup is left out (25 objects). The RestoreJob's UID.
+fn restore(g: &mut Gen, ns: &str, with_backup: bool, out: &mut Vec<Value>) -> String {
     let rj = "restore-vm1";
     let rj_uid = g.uid(9);
     let backup = "vm1-nightly";
     let velero = format!("{ns}.{rj}-bench");
     let velero_uid = g.uid(10);
     let disks = ["system", "data"];
-    out.push(json!({
+    if with_backup {
+        out.push(json!({
         "apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
         "metadata": {"name": backup, "namespace": ns, "uid": g.uid(11), "creationTimestamp": g.ago(8 * 3600), "generation": 1},
         "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
@@ -204,7 +321,8 @@ fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
             "takenAt": g.ago(8 * 3600)},
         "status": {"phase": "Ready", "conditions": [{"lastTransitionTime": g.ago(8 * 3600), "message": "Backup is ready",
             "reason": "BackupCompleted", "status": "True", "type": "Ready"}]}
-    }));
+        }));
+    }
     out.push(json!({
         "apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
         "metadata": {"name": rj, "namespace": ns, "uid": rj_uid, "creationTimestamp": g.ago(180), "generation": 1,
@@ -342,6 +460,7 @@ fn restore(g: &mut Gen, ns: &str, out: &mut Vec<Value>) {
     for (ago, reason, msg) in steps {
         out.push(event(g, ns, rj, &rj_uid, ago, reason, &msg));
     }
+    rj_uid
 }
 
 #[cfg(test)]
@@ -351,13 +470,51 @@ mod tests {
     #[test]
     fn exact_sizes_and_parseable() {
         let now = Timestamp::from_second(1_800_000_000).unwrap();
-        for n in [40, 200, 1000, 1234] {
-            let w = generate(n, now);
-            assert_eq!(w.objects.len(), n, "n={n}");
+        let shapes = [
+            Shape::Default,
+            Shape::NoBackup,
+            Shape::DenseNamespaces,
+            Shape::ManyEvents,
+        ];
+        for (n, shape) in [40, 200, 1000, 1234]
+            .into_iter()
+            .flat_map(|n| shapes.map(|s| (n, s)))
+        {
+            let w = generate_shape(shape, n, now);
+            assert_eq!(w.objects.len(), n, "n={n} {shape:?}");
             assert!(!w.write_targets.is_empty());
             for o in &w.objects {
                 crate::model::parse_object(o.clone()).expect("every generated object parses");
             }
         }
+    }
+
+    fn count(w: &World, kind: &str) -> usize {
+        w.objects.iter().filter(|o| o["kind"] == kind).count()
+    }
+
+    #[test]
+    fn shapes_hold_what_they_say() {
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let d = generate_shape(Shape::DenseNamespaces, 20_000, now);
+        assert_eq!(count(&d, "RestoreJob"), 100);
+        assert_eq!(count(&d, "Backup"), 0);
+        assert_eq!(count(&d, "Namespace"), 51);
+        assert_eq!(
+            count(&d, "PersistentVolumeClaim"),
+            count(&d, "PersistentVolume")
+        );
+        assert!(count(&d, "PersistentVolumeClaim") >= 9_900);
+        let nb = generate_shape(Shape::NoBackup, 2_000, now);
+        assert_eq!(count(&nb, "RestoreJob"), 20);
+        assert_eq!(count(&nb, "Backup"), 0);
+        let ev = generate_shape(Shape::ManyEvents, 2_000, now);
+        let about_jobs = ev
+            .objects
+            .iter()
+            .filter(|o| o["kind"] == "Event" && o["involvedObject"]["kind"] == "RestoreJob")
+            .count();
+        assert!(about_jobs >= 1_000, "{about_jobs}");
+        assert_eq!(count(&generate(2_000, now), "Backup"), 20);
     }
 }

@@ -18,7 +18,7 @@ const SCRAPES: usize = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServeConf {
-    pub url: String,
+    pub target: super::worker::Target,
     pub idle_secs: u64,
 }
 
@@ -43,14 +43,14 @@ fn scrape(addr: std::net::SocketAddr) -> anyhow::Result<usize> {
 }
 
 pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
-    let client = super::worker::client(&conf.url)?;
+    let (client, url) = conf.target.connect().await?;
     let start = Instant::now();
     let source = live::start(
         client,
         LiveOptions {
             namespace: None,
             context: "bench".into(),
-            cluster: conf.url.clone(),
+            cluster: url.clone(),
             settings: Settings::default(),
         },
     );
@@ -65,7 +65,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let state = Arc::new(http::State {
         frames: source.frames.clone(),
         docs_base: crate::serve::DEFAULT_DOCS_BASE.into(),
-        source: conf.url.clone(),
+        source: url.clone(),
     });
     let server = tokio::spawn(http::serve(listener, state));
     let mut times = Vec::new();

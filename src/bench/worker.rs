@@ -29,14 +29,55 @@ const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
 const SETTLE: Duration = Duration::from_secs(2);
 /// A write not on screen after this counts as lost.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Changes timed through `per_change::analyse_change`.
+const CHANGE_SAMPLES: usize = 30;
+
+/// Where the measured process connects.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Target {
+    /// The bench's own emulator.
+    Url(String),
+    /// An existing cluster (`--kubeconfig F [--context C]`).
+    Kubeconfig {
+        path: std::path::PathBuf,
+        context: Option<String>,
+    },
+}
+
+impl Target {
+    /// A client and the cluster URL it talks to.
+    pub async fn connect(&self) -> anyhow::Result<(kube::Client, String)> {
+        match self {
+            Target::Url(url) => Ok((client(url)?, url.clone())),
+            Target::Kubeconfig { path, context } => {
+                let kc = kube::config::Kubeconfig::read_from(path)
+                    .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
+                let opts = kube::config::KubeConfigOptions {
+                    context: context.clone(),
+                    ..Default::default()
+                };
+                let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+                    .await
+                    .context("cannot use the kubeconfig's context")?;
+                let url = config.cluster_url.to_string();
+                Ok((
+                    kube::Client::try_from(config).context("cannot build a client")?,
+                    url,
+                ))
+            }
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkerConf {
-    pub url: String,
+    pub target: Target,
     pub objects: usize,
     pub idle_secs: u64,
     pub writes: usize,
     pub write_targets: Vec<(String, String)>,
+    /// PVCs whose change `per_change` times (any PVCs the cluster holds).
+    pub change_targets: Vec<(String, String)>,
     pub width: u16,
     pub height: u16,
 }
@@ -60,11 +101,18 @@ pub struct WorkerResult {
     pub patch_p50_ms: f64,
     pub patch_p99_ms: f64,
     pub window_s: f64,
-    pub lists_after_sync: u64,
-    pub watches_after_sync: u64,
-    pub lists_per_min: f64,
-    pub watches_per_min: f64,
+    /// Counted by the server: `None` where it does not expose the emulator's counters (a real
+    /// kube-apiserver's `/metrics` counts every client's requests, not ours).
+    pub lists_after_sync: Option<u64>,
+    pub watches_after_sync: Option<u64>,
+    pub lists_per_min: Option<f64>,
+    pub watches_per_min: Option<f64>,
     pub analyze_ms: f64,
+    /// What the pipeline computes for one changed PVC (`per_change::analyse_change`): median and
+    /// p99 over `change_samples` changes.
+    pub change_p50_ms: f64,
+    pub change_p99_ms: f64,
+    pub change_samples: usize,
     pub frame_ms: f64,
     pub snapshot_copy_ms: f64,
     pub held_objects: usize,
@@ -132,14 +180,34 @@ async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<D
     }
 }
 
-async fn request_counts(client: &kube::Client) -> anyhow::Result<(u64, u64)> {
+/// The emulator's LIST and WATCH counters; `None` on a server without them.
+pub(super) async fn request_counts(client: &kube::Client) -> Option<(u64, u64)> {
+    let c = server_counts(client).await?;
+    Some((c.list, c.watch))
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub list: u64,
+    pub watch: u64,
+    pub get: u64,
+    pub write: u64,
+}
+
+/// Every counter the emulator serves at `GET /metrics` (JSON); `None` elsewhere.
+pub async fn server_counts(client: &kube::Client) -> Option<Counts> {
     let req = hyper::Request::get(crate::sim::metrics::PATH)
         .body(Vec::new())
-        .context("metrics request")?;
-    let text = client.request_text(req).await.context("GET /metrics")?;
-    let v: Value = serde_json::from_str(&text).context("metrics body")?;
-    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-    Ok((n("list"), n("watch")))
+        .ok()?;
+    let text = client.request_text(req).await.ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let n = |k: &str| v.get(k).and_then(Value::as_u64);
+    Some(Counts {
+        list: n("list")?,
+        watch: n("watch")?,
+        get: n("get")?,
+        write: n("write")?,
+    })
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -171,9 +239,9 @@ pub(super) fn client(url: &str) -> anyhow::Result<kube::Client> {
 
 pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     let mut r = WorkerResult::default();
-    let watch_client = client(&conf.url)?;
+    let (watch_client, url) = conf.target.connect().await?;
     // Writes and counter reads go through their own connections, as another client would.
-    let write_client = client(&conf.url)?;
+    let (write_client, _) = conf.target.connect().await?;
     r.baseline_rss = sys::rss().0;
 
     let start = Instant::now();
@@ -183,7 +251,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         LiveOptions {
             namespace: None,
             context: "bench".into(),
-            cluster: conf.url.clone(),
+            cluster: url.clone(),
             settings: settings.clone(),
         },
     );
@@ -215,7 +283,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     .context("the draw loop stopped")?;
     r.first_report_s = first.at.duration_since(start).as_secs_f64();
     let sync_at = Instant::now();
-    let (lists0, watches0) = request_counts(&write_client).await?;
+    let counts0 = request_counts(&write_client).await;
     r.rss_after_sync = sys::rss().0;
 
     // 2. Idle: nothing changes on the server; only the 1 s re-analysis and clock redraws run.
@@ -286,12 +354,14 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.patch_p99_ms = percentile(&patch, 99.0);
 
     // 4. Requests after sync, counted by the server.
-    let (lists1, watches1) = request_counts(&write_client).await?;
+    let counts1 = request_counts(&write_client).await;
     r.window_s = sync_at.elapsed().as_secs_f64();
-    r.lists_after_sync = lists1.saturating_sub(lists0);
-    r.watches_after_sync = watches1.saturating_sub(watches0);
-    r.lists_per_min = r.lists_after_sync as f64 * 60.0 / r.window_s;
-    r.watches_per_min = r.watches_after_sync as f64 * 60.0 / r.window_s;
+    if let (Some((l0, w0)), Some((l1, w1))) = (counts0, counts1) {
+        r.lists_after_sync = Some(l1.saturating_sub(l0));
+        r.watches_after_sync = Some(w1.saturating_sub(w0));
+        r.lists_per_min = Some(l1.saturating_sub(l0) as f64 * 60.0 / r.window_s);
+        r.watches_per_min = Some(w1.saturating_sub(w0) as f64 * 60.0 / r.window_s);
+    }
     let (end_rss, peak) = sys::rss();
     r.end_rss = end_rss;
     r.peak_rss = peak;
@@ -319,6 +389,24 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         drop(rep);
     }
     r.analyze_ms = median(a);
+    let change_targets = if conf.change_targets.is_empty() {
+        frame
+            .snapshot
+            .objects
+            .pvcs
+            .iter()
+            .take(CHANGE_SAMPLES)
+            .map(|p| (p.meta.namespace.clone(), p.meta.name.clone()))
+            .collect()
+    } else {
+        conf.change_targets.clone()
+    };
+    let mut changes =
+        super::per_change::time_changes(&frame, &change_targets, &live_settings, CHANGE_SAMPLES);
+    changes.sort_by(f64::total_cmp);
+    r.change_samples = changes.len();
+    r.change_p50_ms = percentile(&changes, 50.0);
+    r.change_p99_ms = percentile(&changes, 99.0);
     let mut terminal = Terminal::new(TestBackend::new(conf.width, conf.height))?;
     let mut app = App::new(
         UiOptions::default(),

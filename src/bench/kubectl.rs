@@ -1,0 +1,170 @@
+//! kubectl on the same server, the yardstick for every figure: the wall time and memory of
+//! `kubectl get pvc,pv -A -o json`, and how soon `kubectl get pvc -A -w` prints a written change.
+
+use super::worker::percentile;
+use anyhow::{Context, bail};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::api::{Api, Patch, PatchParams};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// kubectl's figures for one run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct KubectlResult {
+    pub list_s: f64,
+    /// Max RSS of `kubectl get pvc,pv -A -o json` (from `/usr/bin/time`), when measurable.
+    pub list_rss: Option<u64>,
+    /// `None` when no writes were made (an existing cluster without `--writes-namespace`).
+    pub watch_p50_ms: Option<f64>,
+    pub watch_p99_ms: Option<f64>,
+    pub watch_seen: usize,
+}
+
+/// The kubectl binary and the arguments that point it at the server.
+pub struct Kubectl {
+    pub bin: String,
+    pub conn: Vec<OsString>,
+}
+
+impl Kubectl {
+    fn command(&self) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.args(&self.conn);
+        c
+    }
+
+    /// Whether this kubectl can be run at all.
+    pub fn available(bin: &str) -> bool {
+        Command::new(bin)
+            .args(["version", "--client"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// `kubectl get pvc,pv -A -o json`, three times: median wall time and max RSS.
+    pub fn list(&self) -> anyhow::Result<(f64, Option<u64>)> {
+        let time = Path::new("/usr/bin/time");
+        let mut walls = Vec::new();
+        let mut rsss = Vec::new();
+        for _ in 0..3 {
+            let mut c = if time.exists() {
+                let mut c = Command::new(time);
+                c.args(["-f", "BENCH-MAXRSS %M"])
+                    .arg(&self.bin)
+                    .args(&self.conn);
+                c
+            } else {
+                self.command()
+            };
+            c.args(["get", "pvc,pv", "-A", "-o", "json"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let t = Instant::now();
+            let out = c.output().context("running kubectl")?;
+            walls.push(t.elapsed().as_secs_f64());
+            if !out.status.success() {
+                bail!(
+                    "kubectl get failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            if let Some(kib) = err
+                .lines()
+                .find_map(|l| l.strip_prefix("BENCH-MAXRSS "))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+            {
+                rsss.push(kib * 1024);
+            }
+        }
+        walls.sort_by(f64::total_cmp);
+        rsss.sort();
+        Ok((walls[1], rsss.get(rsss.len() / 2).copied()))
+    }
+
+    /// `kubectl get pvc -A -w` (narrowed by `field_selector` when given): after its `initial`
+    /// lines, each write is timed until kubectl prints the PVC's line. p50, p99, writes seen.
+    pub async fn watch(
+        &self,
+        client: &kube::Client,
+        field_selector: Option<&str>,
+        initial: usize,
+        targets: &[(String, String)],
+        writes: usize,
+    ) -> anyhow::Result<(f64, f64, usize)> {
+        let mut c = self.command();
+        c.args(["get", "pvc", "-A", "-w", "--no-headers"]);
+        if let Some(f) = field_selector {
+            c.args(["--field-selector", f]);
+        }
+        let mut child = super::Reaped(
+            c.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .context("starting kubectl -w")?,
+        );
+        let stdout = child.0.stdout.take().context("kubectl stdout")?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Instant, String)>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        let listed = tokio::time::timeout(Duration::from_secs(600), async {
+            let mut n = 0;
+            while n < initial {
+                rx.recv().await?;
+                n += 1;
+            }
+            Some(())
+        })
+        .await;
+        if !matches!(listed, Ok(Some(()))) {
+            bail!("kubectl -w did not print the {initial} PVCs");
+        }
+        let mut lat = Vec::new();
+        for i in 0..writes {
+            let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
+                break;
+            };
+            let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+            while rx.try_recv().is_ok() {}
+            let t0 = Instant::now();
+            api.patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(
+                    json!({"metadata": {"annotations": {"bench.restorewatch.io/kubectl-seq": i.to_string()}}}),
+                ),
+            )
+            .await?;
+            let seen = tokio::time::timeout(Duration::from_secs(10), async {
+                while let Some((at, line)) = rx.recv().await {
+                    let mut cols = line.split_whitespace();
+                    if cols.next() == Some(ns.as_str()) && cols.next() == Some(name.as_str()) {
+                        return Some(at);
+                    }
+                }
+                None
+            })
+            .await;
+            if let Ok(Some(at)) = seen {
+                lat.push(at.duration_since(t0).as_secs_f64() * 1000.0);
+            }
+            tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
+        }
+        lat.sort_by(f64::total_cmp);
+        Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
+    }
+}

@@ -1,0 +1,316 @@
+//! The bench's report: one Markdown column per run (shape x size, or the existing cluster),
+//! the figures, then each of issue 12's targets with whether the run meets it.
+
+use super::{RunResult, serve_cost, sys};
+
+fn ratio(ours: f64, theirs: f64) -> String {
+    if theirs > 0.0 && ours > 0.0 {
+        if ours <= theirs {
+            format!("{:.1}x less", theirs / ours)
+        } else {
+            format!("{:.2}x more", ours / theirs)
+        }
+    } else {
+        "-".into()
+    }
+}
+
+fn m(b: u64) -> String {
+    format!("{:.1} MiB", sys::mib(b))
+}
+
+const NOT_MEASURABLE: &str = "not measurable";
+
+type Row = (String, Vec<String>);
+
+fn figures(results: &[RunResult]) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut row = |name: &str, f: &dyn Fn(&RunResult) -> String| {
+        rows.push((name.to_string(), results.iter().map(f).collect()));
+    };
+    row("objects in the cluster (PVCs / RestoreJobs)", &|r| {
+        if r.generated {
+            format!("{} ({} / {})", r.objects, r.pvcs, r.restores)
+        } else {
+            "(existing cluster)".into()
+        }
+    });
+    row("objects restorewatch holds / restores / findings", &|r| {
+        let w = &r.restorewatch;
+        format!("{} / {} / {}", w.held_objects, w.restores, w.findings)
+    });
+    row("first complete report on screen", &|r| {
+        format!("{:.2} s", r.restorewatch.first_report_s)
+    });
+    row("kubectl get pvc,pv -A -o json (wall, median of 3)", &|r| {
+        r.kubectl
+            .as_ref()
+            .map_or("-".into(), |k| format!("{:.2} s", k.list_s))
+    });
+    row("first report / kubectl list", &|r| {
+        r.kubectl.as_ref().map_or("-".into(), |k| {
+            format!("{:.2}x", r.restorewatch.first_report_s / k.list_s)
+        })
+    });
+    row("peak RSS (VmHWM)", &|r| m(r.restorewatch.peak_rss));
+    row("kubectl list max RSS", &|r| {
+        r.kubectl
+            .as_ref()
+            .and_then(|k| k.list_rss)
+            .map_or("-".into(), m)
+    });
+    row("steady RSS (after idle)", &|r| m(r.restorewatch.steady_rss));
+    row("RSS at start (before watching)", &|r| {
+        m(r.restorewatch.baseline_rss)
+    });
+    row("bytes kept per object ((steady - start) / held)", &|r| {
+        let kept = r
+            .restorewatch
+            .steady_rss
+            .saturating_sub(r.restorewatch.baseline_rss);
+        format!(
+            "{:.0} B",
+            kept as f64 / r.restorewatch.held_objects.max(1) as f64
+        )
+    });
+    row("idle CPU (% of one core)", &|r| {
+        format!(
+            "{:.2}% over {:.0} s",
+            r.restorewatch.idle_cpu_pct, r.restorewatch.idle_secs
+        )
+    });
+    row("write -> redrawn frame p50 / p99", &|r| {
+        let w = &r.restorewatch;
+        if w.writes_seen + w.writes_lost == 0 {
+            return "no writes".into();
+        }
+        format!(
+            "{:.1} / {:.1} ms ({} of {})",
+            w.write_p50_ms,
+            w.write_p99_ms,
+            w.writes_seen,
+            w.writes_seen + w.writes_lost
+        )
+    });
+    row("  of which the PATCH round trip p50 / p99", &|r| {
+        let w = &r.restorewatch;
+        if w.writes_seen == 0 {
+            return "-".into();
+        }
+        format!("{:.1} / {:.1} ms", w.patch_p50_ms, w.patch_p99_ms)
+    });
+    row(
+        "kubectl get pvc -A -w: write -> line p50 / p99",
+        &|r| match r.kubectl.as_ref() {
+            Some(k) => match (k.watch_p50_ms, k.watch_p99_ms) {
+                (Some(p50), Some(p99)) => {
+                    format!("{p50:.1} / {p99:.1} ms ({})", k.watch_seen)
+                }
+                _ => "no writes".into(),
+            },
+            None => "-".into(),
+        },
+    );
+    row(
+        "write p99 vs kubectl -w p99",
+        &|r| match r.kubectl.as_ref().and_then(|k| k.watch_p99_ms) {
+            Some(k) if r.restorewatch.writes_seen > 0 => {
+                format!(
+                    "{:.2}x ({})",
+                    r.restorewatch.write_p99_ms / k,
+                    ratio(r.restorewatch.write_p99_ms, k)
+                )
+            }
+            _ => "-".into(),
+        },
+    );
+    row("LIST / WATCH requests per minute after sync", &|r| {
+        let w = &r.restorewatch;
+        match (
+            w.lists_per_min,
+            w.watches_per_min,
+            w.lists_after_sync,
+            w.watches_after_sync,
+        ) {
+            (Some(lm), Some(wm), Some(l), Some(wa)) => {
+                format!("{lm:.1} / {wm:.1} ({l} / {wa} in {:.0} s)", w.window_s)
+            }
+            _ => NOT_MEASURABLE.into(),
+        }
+    });
+    row("one full analyze (median of 15)", &|r| {
+        format!("{:.2} ms", r.restorewatch.analyze_ms)
+    });
+    row("pipeline work for one changed PVC p50 / p99", &|r| {
+        let w = &r.restorewatch;
+        format!(
+            "{:.2} / {:.2} ms ({})",
+            w.change_p50_ms, w.change_p99_ms, w.change_samples
+        )
+    });
+    row("one frame (update + full redraw, 160x48)", &|r| {
+        format!("{:.2} ms", r.restorewatch.frame_ms)
+    });
+    let serve = |r: &RunResult, f: &dyn Fn(&serve_cost::ServeResult) -> String| {
+        r.serve.as_ref().map_or("-".into(), f)
+    };
+    row("serve: first report / peak RSS / steady RSS", &|r| {
+        serve(r, &|s| {
+            format!(
+                "{:.2} s / {} / {}",
+                s.first_report_s,
+                m(s.peak_rss),
+                m(s.steady_rss)
+            )
+        })
+    });
+    row("serve: idle CPU (nobody scraping)", &|r| {
+        serve(r, &|s| {
+            format!("{:.2}% over {:.0} s", s.idle_cpu_pct, s.idle_secs)
+        })
+    });
+    row("serve: one /metrics scrape (median of 5)", &|r| {
+        serve(r, &|s| {
+            format!(
+                "{:.1} ms, {:.0} KiB",
+                s.scrape_ms,
+                s.scrape_bytes as f64 / 1024.0
+            )
+        })
+    });
+    row("load average before / after", &|r| {
+        format!("{} / {}", r.load_before, r.load_after)
+    });
+    rows
+}
+
+/// One of issue 12's targets for one run: the figure and whether it is met (`None`: the
+/// figure could not be taken).
+pub struct Verdict {
+    pub target: &'static str,
+    pub figure: String,
+    pub met: Option<bool>,
+}
+
+/// The targets that apply at this run's size: the 100k set from 100,000 objects on, the 20k
+/// set below (they are defined at 20k; smaller runs are judged by them for reference).
+pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
+    let w = &r.restorewatch;
+    let k = r.kubectl.as_ref();
+    let first = k.map(|k| w.first_report_s / k.list_s);
+    let first_v = || Verdict {
+        target: "first report within 0.3x kubectl's list",
+        figure: first.map_or(NOT_MEASURABLE.into(), |x| format!("{x:.2}x")),
+        met: first.map(|x| x <= 0.3),
+    };
+    let peak = sys::mib(w.peak_rss);
+    let big = r.generated && r.objects >= 100_000;
+    if big {
+        return vec![
+            Verdict {
+                target: "peak RSS at most 300 MiB",
+                figure: format!("{peak:.1} MiB"),
+                met: Some(peak <= 300.0),
+            },
+            first_v(),
+        ];
+    }
+    let wrote = w.writes_seen > 0;
+    let p99_ratio = k
+        .and_then(|k| k.watch_p99_ms)
+        .filter(|_| wrote)
+        .map(|kp| w.write_p99_ms / kp);
+    vec![
+        Verdict {
+            target: "write-to-frame p99 within 5x kubectl -w's p99",
+            figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| format!("{x:.2}x")),
+            met: p99_ratio.map(|x| x <= 5.0),
+        },
+        Verdict {
+            target: "write-to-frame p50 under 3 ms",
+            figure: if wrote {
+                format!("{:.1} ms", w.write_p50_ms)
+            } else {
+                NOT_MEASURABLE.into()
+            },
+            met: wrote.then_some(w.write_p50_ms < 3.0),
+        },
+        Verdict {
+            target: "analysis of one change under 1 ms (p50)",
+            figure: format!("{:.2} ms", w.change_p50_ms),
+            met: (w.change_samples > 0).then_some(w.change_p50_ms < 1.0),
+        },
+        Verdict {
+            target: "peak RSS at most 64 MiB",
+            figure: format!("{peak:.1} MiB"),
+            met: Some(peak <= 64.0),
+        },
+        Verdict {
+            target: "idle at most 0.25% of a core",
+            figure: format!("{:.2}%", w.idle_cpu_pct),
+            met: Some(w.idle_cpu_pct <= 0.25),
+        },
+        first_v(),
+        Verdict {
+            target: "no LIST after sync",
+            figure: w
+                .lists_after_sync
+                .map_or(NOT_MEASURABLE.into(), |l| format!("{l} LIST")),
+            met: w.lists_after_sync.map(|l| l == 0),
+        },
+    ]
+}
+
+fn markdown(header: &str, results: &[RunResult], rows: &[Row]) -> String {
+    let mut s = format!("| {header} |");
+    for r in results {
+        s.push_str(&format!(" {} |", r.label()));
+    }
+    s.push_str("\n|---|");
+    for _ in results {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for (name, cells) in rows {
+        s.push_str(&format!("| {name} |"));
+        for c in cells {
+            s.push_str(&format!(" {c} |"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The figures' table, then the targets' table (same columns).
+pub fn render(idle_secs: u64, writes: usize, results: &[RunResult]) -> String {
+    let mut s = markdown("shape / N", results, &figures(results));
+    let mut targets: Vec<Row> = Vec::new();
+    for (i, r) in results.iter().enumerate() {
+        for v in verdicts(r) {
+            let cell = match v.met {
+                Some(true) => format!("met ({})", v.figure),
+                Some(false) => format!("**missed** ({})", v.figure),
+                None => v.figure.clone(),
+            };
+            match targets.iter_mut().find(|(t, _)| t == v.target) {
+                Some((_, cells)) => cells[i] = cell,
+                None => {
+                    let mut cells = vec!["-".to_string(); results.len()];
+                    cells[i] = cell;
+                    targets.push((v.target.to_string(), cells));
+                }
+            }
+        }
+    }
+    s.push_str(
+        "\nTargets (issue 12; the 20k set below 100k objects, the 100k set from 100k on):\n\n",
+    );
+    s.push_str(&markdown("target", results, &targets));
+    s.push_str(&format!(
+        "\n{} cores; idle window {} s; {} writes; restorewatch, the emulator and kubectl in separate processes.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        idle_secs,
+        writes
+    ));
+    s
+}
