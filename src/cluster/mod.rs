@@ -1,6 +1,7 @@
 //! Where objects come from: live watches, snapshot files, the demo. All produce a `Snapshot`.
 
 pub mod client;
+pub mod errors;
 pub mod files;
 pub mod list_once;
 pub mod live;
