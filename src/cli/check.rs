@@ -38,7 +38,7 @@ impl FailOn {
 
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "Exit status: 0 when no finding reaches --fail-on, 1 when one does, 2 on bad usage or unreadable input.\n\n\
+    after_help = "Exit status: 0 when no finding reaches --fail-on, 1 when one does, 2 on bad usage, unreadable input, or a cluster (or some of its kinds) that could not be read.\n\n\
 Examples:\n  kubectl get restorejobs,backups,pvc,pv,dv,vm,vmi,hr -A -o yaml > dump.yaml\n  restorewatch check --snapshot dump.yaml\n  \
 restorewatch check --snapshot dump.yaml -o json --fail-on warning\n  restorewatch check            # the current kubeconfig context"
 )]
@@ -61,6 +61,11 @@ pub struct CheckArgs {
     /// Exit 1 when a finding reaches this severity
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// When some kinds cannot be listed (after retries), analyse the rest instead of exiting
+    /// 2: findings resting on an unreadable kind are marked stale and do not count toward
+    /// --fail-on
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 pub fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -160,12 +165,9 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let snap = if args.snapshots.is_empty() {
-        match crate::cluster::list_once::snapshot(&args.cluster).await {
+        match live_snapshot(&args).await {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("restorewatch: {e:#}");
-                return Ok(exit::USAGE);
-            }
+            Err(code) => return Ok(code),
         }
     } else {
         match load_snapshot(&args.snapshots) {
@@ -192,11 +194,58 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         Format::Json => output::emit(&format!("{}\n", output::json(&report))),
         Format::Text => output::emit(&output::text(&report, output::use_colour())),
     }
-    let fails = args
-        .fail_on
+    Ok(exit_status(&report, args.fail_on))
+}
+
+/// 1 when a finding reaches `--fail-on`. A stale finding (built on a kind that could not be
+/// read) does not count: it may describe a state that is not there.
+pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
+    let fails = fail_on
         .threshold()
-        .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
-    Ok(if fails { exit::FINDINGS } else { exit::OK })
+        .is_some_and(|t| report.findings.iter().any(|f| !f.stale && f.severity >= t));
+    if fails { exit::FINDINGS } else { exit::OK }
+}
+
+/// Lists the cluster once. Kinds that stay unreadable after retries stop the check (exit 2,
+/// naming them) unless `--allow-partial`.
+async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
+    use crate::cluster::list_once::{Retry, list_all};
+    let listed = match list_all(&args.cluster, Retry::default()).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("restorewatch: {e:#}");
+            return Err(exit::USAGE);
+        }
+    };
+    if listed.unreadable.is_empty() {
+        return Ok(listed.snapshot);
+    }
+    let names: Vec<&str> = listed.unreadable.iter().map(|u| u.plural()).collect();
+    for u in &listed.unreadable {
+        if u.forbidden {
+            eprintln!("restorewatch: no access to {}: {}", u.plural(), u.error);
+        } else {
+            eprintln!("restorewatch: cannot list {}: {}", u.plural(), u.error);
+        }
+    }
+    if !args.allow_partial {
+        eprintln!(
+            "restorewatch: could not read {} from context {} ({}); nothing was analysed, since \
+             what is missing could hide or fake a finding. Run again, or pass --allow-partial \
+             to analyse the rest (findings resting on these kinds are then marked stale and do \
+             not count toward --fail-on)",
+            names.join(", "),
+            listed.context,
+            listed.endpoint.server
+        );
+        return Err(exit::USAGE);
+    }
+    eprintln!(
+        "restorewatch: warning: analysing without {}: findings resting on them are marked stale \
+         and do not count toward --fail-on",
+        names.join(", ")
+    );
+    Ok(listed.snapshot)
 }
 
 #[cfg(test)]
