@@ -52,6 +52,7 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         notice: None,
         tz: jiff::tz::TimeZone::system(),
         clock_offset: jiff::SignedDuration::ZERO,
+        connecting_to: None,
     })
 }
 
@@ -117,8 +118,16 @@ async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> an
             context: conn.context.clone(),
         });
     }
-    let source = live::start(
-        conn.client,
+    opts.connecting_to = Some(format!(
+        "{} (context {})",
+        conn.endpoint.server, conn.context
+    ));
+    let watch = live::WatchOptions {
+        timeouts: conn.timeouts,
+        endpoint: Some(conn.endpoint.clone()),
+    };
+    let source = live::start_watching(
+        conn.watch_client,
         live::LiveOptions {
             namespace: if args.cluster.all_namespaces {
                 None
@@ -129,6 +138,7 @@ async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> an
             cluster: conn.cluster_url,
             settings,
         },
+        watch,
     );
     // `source` stays alive for the whole session: dropping it stops the watches.
     run_tui(source.frames.clone(), opts).await?;

@@ -34,6 +34,8 @@ pub struct UiOptions {
     pub tz: TimeZone,
     /// Added to the wall clock: a dump opened `--now` its time reads as it did then.
     pub clock_offset: jiff::SignedDuration,
+    /// The server a live session waits for, shown with the time waited until the first frame.
+    pub connecting_to: Option<String>,
 }
 
 impl Default for UiOptions {
@@ -46,6 +48,7 @@ impl Default for UiOptions {
             source_label: None,
             namespace: None,
             log_path: None,
+            connecting_to: None,
             notice: None,
             tz: TimeZone::UTC,
             clock_offset: jiff::SignedDuration::ZERO,
@@ -232,6 +235,8 @@ pub struct App {
     pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
     pub now: Timestamp,
+    /// When the session began, for "connecting to X… 12s".
+    pub opened_at: Timestamp,
     /// Terminal size, for page sizes and mouse hit-testing.
     pub size: (u16, u16),
     pub quit: bool,
@@ -268,6 +273,7 @@ impl App {
             outbox: Vec::new(),
             next_id: 1,
             now,
+            opened_at: now,
             size,
             quit: false,
             dirty: true,
