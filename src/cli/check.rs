@@ -4,11 +4,11 @@ use super::common::ClusterArgs;
 use super::exit;
 use super::output;
 use crate::analysis::{self, Report, Settings, Severity};
-use crate::cluster::files::{LoadProblem, load_text};
+use crate::cluster::files::{LoadProblem, load_bytes};
+use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size, read_input};
 use crate::cluster::{Snapshot, SourceInfo};
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
-use std::io::Read;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,6 +66,9 @@ pub struct CheckArgs {
     /// --fail-on
     #[arg(long)]
     pub allow_partial: bool,
+    /// Refuse a --snapshot file (or stdin) larger than this, e.g. 4GiB, 500MiB [default: 1GiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
+    pub max_input: Option<u64>,
 }
 
 pub fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -106,22 +109,21 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
 
 /// Reads the files (and stdin for `-`), reporting broken documents on stderr.
 pub fn load_snapshot(paths: &[PathBuf]) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
+    load_snapshot_limited(paths, DEFAULT_MAX_INPUT)
+}
+
+/// `load_snapshot` refusing any file past `max_input` bytes.
+pub fn load_snapshot_limited(
+    paths: &[PathBuf],
+    max_input: u64,
+) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     let mut names = Vec::new();
     for p in paths {
-        let (text, origin) = if p.as_os_str() == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
-            (s, "<stdin>".to_string())
-        } else {
-            let s = std::fs::read_to_string(p)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
-            (s, p.display().to_string())
-        };
-        let loaded = load_text(&text, &origin);
+        let (bytes, origin) = read_input(p, max_input)?;
+        let loaded = load_bytes(&bytes, &origin);
+        drop(bytes);
         objects.extend(loaded.objects);
         problems.extend(loaded.problems);
         names.push(origin);
@@ -170,7 +172,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
             Err(code) => return Ok(code),
         }
     } else {
-        match load_snapshot(&args.snapshots) {
+        match load_snapshot_limited(&args.snapshots, args.max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
             Ok((snap, problems)) => {
                 for p in &problems {
                     eprintln!("restorewatch: {p}");

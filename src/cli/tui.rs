@@ -29,6 +29,9 @@ pub struct TuiArgs {
     /// the dump was taken
     #[arg(long, value_name = "RFC3339", requires = "snapshots", value_parser = super::check::parse_time)]
     pub now: Option<jiff::Timestamp>,
+    /// With --snapshot: refuse a file (or stdin) larger than this, e.g. 4GiB [default: 1GiB]
+    #[arg(long, value_name = "SIZE", requires = "snapshots", value_parser = crate::cluster::input::parse_size)]
+    pub max_input: Option<u64>,
 }
 
 /// Everything about a session that does not depend on where the data comes from.
@@ -71,7 +74,11 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     if args.snapshots.is_empty() {
         return run_live(&args, opts, settings).await;
     }
-    let (snapshot, problems) = crate::cluster::static_source::load_files(&args.snapshots)?;
+    let (snapshot, problems) = crate::cluster::static_source::load_files_limited(
+        &args.snapshots,
+        args.max_input
+            .unwrap_or(crate::cluster::input::DEFAULT_MAX_INPUT),
+    )?;
     for p in &problems {
         tracing::warn!("{p}");
     }
