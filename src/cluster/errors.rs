@@ -124,6 +124,37 @@ fn is_tls_text(text: &str) -> bool {
         || text.contains("InvalidCertificate")
 }
 
+/// What rustls's certificate errors mean, for someone who did not write them.
+fn tls_reason(cause: &str) -> Option<&'static str> {
+    [
+        (
+            "UnknownIssuer",
+            "the server's certificate is not signed by a trusted CA",
+        ),
+        (
+            "BadSignature",
+            "the server's certificate is not signed by a trusted CA",
+        ),
+        (
+            "NotValidForName",
+            "the certificate is not valid for this host name",
+        ),
+        ("Expired", "the server's certificate has expired"),
+        (
+            "NotValidYet",
+            "the server's certificate is not valid yet (check the clock)",
+        ),
+        (
+            "CaUsedAsEndEntity",
+            "the server presents a CA certificate as its own",
+        ),
+        ("Revoked", "the server's certificate is revoked"),
+    ]
+    .into_iter()
+    .find(|(k, _)| cause.contains(k))
+    .map(|(_, r)| r)
+}
+
 fn chain<'a>(
     e: &'a (dyn StdError + 'static),
 ) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
@@ -212,9 +243,10 @@ pub fn describe_at(e: &kube::Error, at: Option<&Endpoint>) -> String {
             ),
             Failure::Tls => {
                 let ca = at.map(|a| a.ca.to_string());
+                let cause = root_cause(e);
                 format!(
                     "TLS verification failed for {server}: {}{}",
-                    root_cause(e),
+                    tls_reason(&cause).map_or(cause.clone(), |r| format!("{r} ({cause})")),
                     ca.map(|c| format!("; the certificate was checked against {c}"))
                         .unwrap_or_default()
                 )
