@@ -150,10 +150,9 @@ fn blank_or_comment(line: &str) -> bool {
 fn shape(doc: &str) -> Option<ListShape> {
     let mut envelope = String::new();
     let mut pos = 0;
-    let mut line_no = 0;
     let mut found: Option<(usize, usize, usize)> = None; // (indent, start byte, line)
     let mut items_end = None;
-    for raw in doc.split_inclusive('\n') {
+    for (line_no, raw) in doc.split_inclusive('\n').enumerate() {
         let line = raw.trim_end_matches(['\n', '\r']);
         if line.starts_with('\t') {
             return None;
@@ -192,7 +191,6 @@ fn shape(doc: &str) -> Option<ListShape> {
             }
         }
         pos += raw.len();
-        line_no += 1;
     }
     let (indent, start, first_line) = found?;
     if indent == usize::MAX {
@@ -252,8 +250,8 @@ fn load_list_by_items(
         item.clear();
         ok
     };
-    let mut line_no = line + shape.first_line;
-    for raw in doc[shape.items.clone()].split_inclusive('\n') {
+    let lines = doc[shape.items.clone()].split_inclusive('\n');
+    for (line_no, raw) in (line + shape.first_line..).zip(lines) {
         let l = raw.trim_end_matches(['\n', '\r']);
         if is_item_start(l, shape.indent) {
             if n > 0 && !flush(&mut item, item_line, n, out) {
@@ -266,7 +264,6 @@ fn load_list_by_items(
             let strip = leading_spaces(l).min(cut);
             item.push_str(&raw[strip..]);
         }
-        line_no += 1;
     }
     if n > 0 && !flush(&mut item, item_line, n, out) {
         return rollback(out, before);
