@@ -117,17 +117,53 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
         "the first row is a broken restore: {first_row}"
     );
 
-    // Open it: the step timeline and the failed step.
+    // Each row names its worst finding beside the counts: the half-done rename, once the
+    // simulated controller has left it half done.
+    t.wait("the half-done rename's row naming its finding", |s| {
+        s.lines().any(|l| {
+            l.contains("demo-rename-half-done")
+                && l.contains("1E")
+                && l.contains("rename-half-done")
+        })
+    });
+
+    // Open the half-done rename: the first screen says what is wrong, why and what to do,
+    // beside the step timeline, without Tab.
+    t.keys(&["/", "half-done", "Enter"]);
+    t.wait("the filtered row", |s| s.contains("restores[1]"));
     t.keys(&["Enter"]);
-    let s = t.wait("the restore detail", |s| {
-        s.contains("restore ") && s.contains("Steps") && s.contains("keep-disks")
+    let s = t.wait("the restore detail with its findings", |s| {
+        s.contains("restore demo-rename-half-done/restore-test")
+            && s.contains("Findings")
+            && s.contains("remedy")
     });
     assert!(
         s.contains("validate") && s.contains("velero-restore"),
-        "{s}"
+        "the timeline is there:\n{s}"
     );
+    assert!(
+        s.contains("!✗ keep-disks"),
+        "the step the finding is about is marked:\n{s}"
+    );
+    assert!(
+        s.contains("rename-half-done") && s.contains("resume-rename: press a"),
+        "the finding, its action and its key:\n{s}"
+    );
+    // Tab still walks the panes.
+    t.keys(&["Tab"]);
+    t.wait("the disks pane", |s| {
+        s.contains("-orig-de3e") && !s.contains("remedy")
+    });
+    t.keys(&["Escape"]);
+    t.wait("the filtered list again", |s| s.contains("restores[1]"));
     t.keys(&["Escape"]);
     t.wait("the list again", |s| s.contains("restores[8]"));
+
+    // Sorting by name: the header shows it.
+    t.keys(&["N"]);
+    t.wait("the list sorted by name", |s| s.contains("NAME↑"));
+    t.keys(&["F"]);
+    t.wait("worst first again", |s| s.contains("FINDINGS↓"));
 
     // The -orig PVC inventory, by command.
     t.keys(&[":", "orig", "Enter"]);
@@ -275,4 +311,95 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         s.lines().any(|l| l.trim() == "icanon"),
         "the terminal is back in canonical mode:\n{s}"
     );
+}
+
+/// An emulator in its own process (`sim serve`), as a second cluster would be.
+struct SimProcess {
+    child: std::process::Child,
+    server: String,
+}
+
+impl SimProcess {
+    fn start(scenario: &str, dir: &std::path::Path) -> SimProcess {
+        let bin = std::env::var("RESTOREWATCH_E2E_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+        let kc = dir.join(format!("{scenario}.kubeconfig"));
+        let child = Command::new(bin)
+            .args(["sim", "serve", "--port", "0", "--scenario", scenario])
+            .arg("--write-kubeconfig")
+            .arg(&kc)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sim serve");
+        let start = Instant::now();
+        let server = loop {
+            let text = std::fs::read_to_string(&kc).unwrap_or_default();
+            if let Some(url) = text.lines().find_map(|l| l.trim().strip_prefix("server: ")) {
+                break url.trim_matches('"').to_string();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "sim serve wrote no kubeconfig"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        SimProcess { child, server }
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `:ctx` in the real terminal loop: two clusters in one kubeconfig, completion, the switch
+/// in place, and the header naming the context shown.
+#[test]
+fn ctx_switches_between_two_clusters_in_place() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = SimProcess::start("vm-healthy", dir.path());
+    let b = SimProcess::start("pg-healthy", dir.path());
+    let kc = dir.path().join("two-contexts");
+    let mut text = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for (name, sim) in [("alpha", &a), ("beta", &b)] {
+        text.push_str(&format!(
+            "- name: {name}\n  cluster:\n    server: {}\n",
+            sim.server
+        ));
+    }
+    text.push_str("users:\n- name: op\n  user: {}\ncontexts:\n");
+    for name in ["alpha", "beta"] {
+        text.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: op\n"
+        ));
+    }
+    text.push_str("current-context: alpha\n");
+    std::fs::write(&kc, text).expect("kubeconfig");
+
+    let t = Tmux::start(
+        "ctx",
+        &format!("--readonly --kubeconfig {}", kc.display()),
+        "",
+        "sleep 60",
+    );
+    t.wait("alpha's restore", |s| {
+        s.contains("ctx alpha") && s.contains("restore-test")
+    });
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx b"]);
+    t.keys(&["Tab"]);
+    t.wait("the completed name", |s| s.contains(":ctx beta"));
+    t.keys(&["Enter"]);
+    let s = t.wait("beta's restore", |s| {
+        s.contains("ctx beta") && s.contains("restore-pg1")
+    });
+    assert!(
+        !s.contains("restore-test"),
+        "nothing of alpha is left on screen:\n{s}"
+    );
+    assert!(s.contains("context beta (was alpha)"), "{s}");
+    t.keys(&["q"]);
 }

@@ -87,6 +87,15 @@ pub struct Connection {
 }
 
 pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
+    connect_with(args, Timeouts::from_args(args)).await
+}
+
+/// `connect`, with the timeouts given apart from `args` (the dashboard keeps them across
+/// `:ctx` switches).
+pub async fn connect_with(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Connection> {
+    if let Some(conn) = in_cluster(args, timeouts)? {
+        return Ok(conn);
+    }
     let kubeconfig = match &args.kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
@@ -120,7 +129,6 @@ pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
         .await
         .with_context(|| format!("cannot use context {context}"))?;
     let cluster_url = config.cluster_url.to_string();
-    let timeouts = Timeouts::from_args(args);
     let client = request_client(config.clone(), &timeouts)
         .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
     let watch_client = watch_client(config, &timeouts)
@@ -168,4 +176,45 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
         kube::Error::Api(s) => Some(s.code),
         _ => None,
     }
+}
+
+/// Inside a pod with no kubeconfig given or found, use the pod's service account, as kubectl
+/// and client-go do. `None` when a kubeconfig applies or this is not a pod.
+fn in_cluster(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Option<Connection>> {
+    let kubeconfig_given =
+        args.kubeconfig.is_some() || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
+    let default_exists = std::env::var_os("HOME")
+        .map(|h| {
+            std::path::Path::new(&h)
+                .join(".kube")
+                .join("config")
+                .exists()
+        })
+        .unwrap_or(false);
+    if kubeconfig_given || default_exists || std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() {
+        return Ok(None);
+    }
+    if args.context.is_some() {
+        anyhow::bail!("--context needs a kubeconfig; inside a pod there is none");
+    }
+    let config = kube::Config::incluster()
+        .context("cannot use the pod's service account (in-cluster configuration)")?;
+    let cluster_url = config.cluster_url.to_string();
+    let client = request_client(config.clone(), &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let watch_client = watch_client(config, &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    Ok(Some(Connection {
+        client,
+        watch_client,
+        context: "in-cluster".to_string(),
+        endpoint: Endpoint {
+            server: cluster_url.trim_end_matches('/').to_string(),
+            ca: CaSource::File("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt".into()),
+            request_timeout: timeouts.request,
+        },
+        cluster_url,
+        user: "serviceaccount".to_string(),
+        timeouts,
+    }))
 }

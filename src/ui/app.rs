@@ -4,6 +4,7 @@
 use super::action_worker::{ActionBackend, WorkerRequest};
 use super::dialog::{Dialog, Menu};
 use super::keys::{Keymap, ScreenKind};
+use super::sort::Sort;
 use super::theme::Theme;
 use crate::analysis::{ObjRef, RestoreId};
 use crate::cluster::Frame;
@@ -36,6 +37,11 @@ pub struct UiOptions {
     pub clock_offset: jiff::SignedDuration,
     /// The server a live session waits for, shown with the time waited until the first frame.
     pub connecting_to: Option<String>,
+    /// The kubeconfig context shown; `None` when the data is not a context's (demo, dumps),
+    /// and then `:ctx` has nothing to switch.
+    pub context: Option<String>,
+    /// The kubeconfig's contexts, for `:ctx` completion.
+    pub contexts: Vec<String>,
 }
 
 impl Default for UiOptions {
@@ -52,6 +58,8 @@ impl Default for UiOptions {
             notice: None,
             tz: TimeZone::UTC,
             clock_offset: jiff::SignedDuration::ZERO,
+            context: None,
+            contexts: Vec::new(),
         }
     }
 }
@@ -223,6 +231,8 @@ pub struct App {
     pub lists: BTreeMap<ScreenKind, Selection>,
     /// Filter text per table.
     pub filters: BTreeMap<ScreenKind, String>,
+    /// The order chosen per table; absent is the table's default.
+    pub sorts: BTreeMap<ScreenKind, Sort>,
     pub mode: Mode,
     pub namespace: Option<String>,
     pub status: Option<StatusMsg>,
@@ -231,6 +241,10 @@ pub struct App {
     /// Requests for the action worker, taken by the terminal loop after each update; `update`
     /// itself never talks to the API.
     pub outbox: Vec<WorkerRequest>,
+    /// `:ctx NAME` asked for this context; the terminal loop takes it and connects.
+    pub context_request: Option<String>,
+    /// The context being connected to, until it answers.
+    pub switching: Option<String>,
     /// The id of the next dialog, so late answers for a closed one are dropped.
     pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
@@ -267,10 +281,13 @@ impl App {
             stack: Vec::new(),
             lists: BTreeMap::new(),
             filters: BTreeMap::new(),
+            sorts: BTreeMap::new(),
             mode: Mode::Normal,
             modal: None,
             actions,
             outbox: Vec::new(),
+            context_request: None,
+            switching: None,
             next_id: 1,
             now,
             opened_at: now,
@@ -302,6 +319,14 @@ impl App {
             .get(&self.screen.kind())
             .map(String::as_str)
             .unwrap_or("")
+    }
+
+    /// How a table is sorted: the operator's choice, else its default.
+    pub fn sort(&self, kind: ScreenKind) -> Option<Sort> {
+        self.sorts
+            .get(&kind)
+            .copied()
+            .or_else(|| Sort::default_for(kind))
     }
 
     pub fn list_selection(&self, kind: ScreenKind) -> Selection {

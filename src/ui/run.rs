@@ -5,6 +5,7 @@
 use super::act;
 use super::action_worker::{self, WorkerTx};
 use super::app::{App, UiOptions};
+use super::context::{self, Connector, Session};
 use super::update::{Msg, event_to_msg, update};
 use super::views::view;
 use crate::cluster::FrameRx;
@@ -79,7 +80,25 @@ fn install_panic_hook(log: Option<PathBuf>) {
     }));
 }
 
-pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
+pub async fn run_tui(frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
+    run_loop(frames, None, opts).await
+}
+
+/// The dashboard on a kubeconfig context, which `:ctx NAME` switches in place.
+pub async fn run_tui_live(
+    session: Session,
+    connector: Connector,
+    opts: UiOptions,
+) -> anyhow::Result<()> {
+    let frames = session.frames.clone();
+    run_loop(frames, Some((session, connector)), opts).await
+}
+
+async fn run_loop(
+    mut frames: FrameRx,
+    mut live: Option<(Session, Connector)>,
+    opts: UiOptions,
+) -> anyhow::Result<()> {
     install_panic_hook(opts.log_path.clone());
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
@@ -97,12 +116,14 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
     update(&mut app, Msg::Frame(first));
     // The action worker owns the client; its answers arrive as messages like keys and frames.
     let (worker_out, mut worker_msgs) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let worker: Option<WorkerTx> = app
+    let mut worker: Option<WorkerTx> = app
         .opts
         .actions
         .clone()
         .map(|b| action_worker::spawn(b, worker_out.clone()));
-    drop(worker_out);
+    // A context switch starts a worker for the new context's client.
+    let worker_out = live.as_ref().map(|_| worker_out);
+    let (switch_tx, mut switch_rx) = tokio::sync::mpsc::unbounded_channel();
 
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -121,6 +142,9 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                 }
                 None => tracing::warn!(?req, "an action request with no worker"),
             }
+        }
+        if let (Some(name), Some((_, connector))) = (app.context_request.take(), &live) {
+            context::spawn_connect(connector, name, switch_tx.clone());
         }
         if app.quit {
             break;
@@ -168,6 +192,21 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                 }
             },
             Some(m) = worker_msgs.recv(), if worker.is_some() => update(&mut app, m),
+            Some((name, result)) = switch_rx.recv(), if live.is_some() => {
+                if let Some((session, _)) = &mut live
+                    && context::install(&mut app, session, name, result)
+                {
+                    // The old session is dropped: its watches stopped. An action already
+                    // running in the old worker finishes against the context it was planned on.
+                    frames = session.frames.clone();
+                    frames_open = true;
+                    worker = session
+                        .backend
+                        .clone()
+                        .zip(worker_out.clone())
+                        .map(|(b, out)| action_worker::spawn(b, out));
+                }
+            }
             _ = tick.tick() => update(&mut app, Msg::Tick(clock())),
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
