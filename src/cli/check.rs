@@ -175,12 +175,12 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         match load_snapshot_limited(&args.snapshots, args.max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
             Ok((snap, problems)) => {
                 for p in &problems {
-                    eprintln!("restorewatch: {p}");
+                    crate::say_err!("restorewatch: {p}");
                 }
                 snap
             }
             Err(e) => {
-                eprintln!("restorewatch: {e:#}");
+                crate::say_err!("restorewatch: {e:#}");
                 return Ok(exit::USAGE);
             }
         }
@@ -215,7 +215,7 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
     let listed = match list_all(&args.cluster, Retry::default()).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("restorewatch: {e:#}");
+            crate::say_err!("restorewatch: {e:#}");
             return Err(exit::USAGE);
         }
     };
@@ -225,13 +225,13 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
     let names: Vec<&str> = listed.unreadable.iter().map(|u| u.plural()).collect();
     for u in &listed.unreadable {
         if u.forbidden {
-            eprintln!("restorewatch: no access to {}: {}", u.plural(), u.error);
+            crate::say_err!("restorewatch: no access to {}: {}", u.plural(), u.error);
         } else {
-            eprintln!("restorewatch: cannot list {}: {}", u.plural(), u.error);
+            crate::say_err!("restorewatch: cannot list {}: {}", u.plural(), u.error);
         }
     }
     if !args.allow_partial {
-        eprintln!(
+        crate::say_err!(
             "restorewatch: could not read {} from context {} ({}); nothing was analysed, since \
              what is missing could hide or fake a finding. Run again, or pass --allow-partial \
              to analyse the rest (findings resting on these kinds are then marked stale and do \
@@ -242,7 +242,7 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
         );
         return Err(exit::USAGE);
     }
-    eprintln!(
+    crate::say_err!(
         "restorewatch: warning: analysing without {}: findings resting on them are marked stale \
          and do not count toward --fail-on",
         names.join(", ")

@@ -9,6 +9,7 @@ pub mod list_once;
 pub mod live;
 pub mod snapshot;
 pub mod static_source;
+pub mod tombstones;
 pub mod yaml_stream;
 
 pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};

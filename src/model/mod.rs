@@ -7,7 +7,9 @@ pub mod meta;
 pub mod names;
 pub mod object;
 pub mod objects;
+pub mod ownership;
 pub mod quantity;
+pub mod secrets;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};
