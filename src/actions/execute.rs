@@ -30,15 +30,26 @@ pub struct Executor {
     pub events: bool,
     /// Stop after this many writes (tests simulate a crash after write k).
     pub max_writes: Option<usize>,
+    /// How long to wait, after the last write, for the PV controller to bind an `-orig` PVC
+    /// (its resync comes up to ~15 s after the claimRef points at it).
+    pub bind_wait: std::time::Duration,
 }
+
+/// The default bound on the wait for the PV controller's bind: twice its resync period.
+pub const BIND_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepEvent {
     /// About to write.
     Start(Op),
     Done(Op),
-    /// A precondition failed; re-reading.
+    /// A precondition failed; re-reading. The text is one line for the operator.
     Conflict(Op, String),
+    /// Every write is done; the PV controller has not bound this PVC yet (seconds waited).
+    Waiting { pvc: String, waited_secs: u64 },
+    /// The record of the action could not be made (the audit log or the Event): it must be
+    /// said, never dropped.
+    RecordFailed(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +60,13 @@ pub enum Outcome {
     Interrupted { writes: usize },
     /// Refused or failed; what was written before stays, and a rerun resumes.
     Stopped { writes: usize, reason: String },
+    /// Every write done, but the PV controller had not bound these PVCs when the wait ended;
+    /// a rerun writes nothing and waits again.
+    Unbound {
+        writes: usize,
+        pending: Vec<String>,
+        waited_secs: u64,
+    },
 }
 
 impl Outcome {
@@ -56,7 +74,8 @@ impl Outcome {
         match self {
             Outcome::Completed { writes }
             | Outcome::Interrupted { writes }
-            | Outcome::Stopped { writes, .. } => *writes,
+            | Outcome::Stopped { writes, .. }
+            | Outcome::Unbound { writes, .. } => *writes,
         }
     }
 }
@@ -86,7 +105,18 @@ pub async fn fresh_snapshot(
     namespaces: &[String],
 ) -> anyhow::Result<Snapshot> {
     let mut snap = Snapshot::default();
-    for r in reads {
+    for r in reads.iter().filter(|r| r.name.is_empty()) {
+        let list = api_for(client, r)
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot list {} in {}: {}", r.kind.info().plural, r.namespace, brief(&e)))?;
+        for o in list.items {
+            if let Some(obj) = to_value(r.kind, o).and_then(|v| parse_object(v).ok()) {
+                snap.objects.insert(obj);
+            }
+        }
+    }
+    for r in reads.iter().filter(|r| !r.name.is_empty()) {
         match api_for(client, r).get_opt(&r.name).await {
             Ok(Some(o)) => {
                 if let Some(obj) = to_value(r.kind, o).and_then(|v| parse_object(v).ok()) {
@@ -94,18 +124,23 @@ pub async fn fresh_snapshot(
                 }
             }
             Ok(None) => {}
-            Err(e) => anyhow::bail!("cannot read {r}: {e}"),
+            Err(e) => anyhow::bail!("cannot read {r}: {}", brief(&e)),
         }
     }
-    // Lookups by hash or by mount need the namespace's RestoreJobs and Pods, and the classes.
+    // Lookups by hash or by mount need the namespace's RestoreJobs and Pods, the controller's
+    // events about RestoreJobs (evidence of earlier attempts), and the classes.
     for ns in namespaces {
-        for kind in [Kind::RestoreJob, Kind::Pod] {
+        for kind in [Kind::RestoreJob, Kind::Pod, Kind::Event] {
             let api: Api<DynamicObject> =
                 Api::namespaced_with(client.clone(), ns, &api_resource(kind.info()));
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot list {} in {ns}: {e}", kind.info().plural))?;
+            let lp = if kind == Kind::Event {
+                ListParams::default().fields("involvedObject.kind=RestoreJob")
+            } else {
+                ListParams::default()
+            };
+            let list = api.list(&lp).await.map_err(|e| {
+                anyhow::anyhow!("cannot list {} in {ns}: {}", kind.info().plural, brief(&e))
+            })?;
             for o in list.items {
                 if let Some(obj) = to_value(kind, o).and_then(|v| parse_object(v).ok()) {
                     snap.objects.insert(obj);
@@ -125,16 +160,67 @@ pub async fn fresh_snapshot(
     Ok(snap)
 }
 
+/// A kube error in one line: the API's message and code, never the Debug form of its Status.
+pub fn brief(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if !s.message.is_empty() => {
+            format!("{} ({} {})", s.message, s.code, s.reason)
+        }
+        kube::Error::Api(s) => format!("HTTP {} {}", s.code, s.reason),
+        other => other.to_string(),
+    }
+}
+
 pub(super) enum WriteError {
     /// Precondition failed (409) or the JSON-patch test failed (422): re-read and re-plan.
     Conflict(String),
     Other(String),
 }
 
-fn classify(e: kube::Error) -> WriteError {
+/// The object of a write as the operator names it: `PV pv-x`, `PVC ns/name`.
+fn short_name(r: &ObjRef) -> String {
+    let kind = match r.kind {
+        Kind::PersistentVolume => "PV",
+        Kind::PersistentVolumeClaim => "PVC",
+        k => k.info().api_kind,
+    };
+    if r.namespace.is_empty() {
+        format!("{kind} {}", r.name)
+    } else {
+        format!("{kind} {}/{}", r.namespace, r.name)
+    }
+}
+
+/// What a failed precondition means, in one line.
+pub(super) fn conflict_line(op: &Op, e: &kube::Error) -> String {
+    let what = short_name(&op.target());
+    let reason = match e {
+        kube::Error::Api(s) => s.reason.as_str(),
+        _ => "",
+    };
+    let writer = if op.target().kind == Kind::PersistentVolume {
+        "another writer, e.g. the PV controller"
+    } else {
+        "another writer"
+    };
+    match (status_code(e), reason, op) {
+        (Some(409), "AlreadyExists", _) => {
+            format!("{what} was created since it was read ({writer}): re-reading")
+        }
+        (Some(409), _, Op::DeletePvc { .. }) => {
+            format!("{what} was replaced since it was read (its UID changed): re-reading")
+        }
+        (Some(422), _, Op::SetServerName { .. }) => format!(
+            "{what} changed since it was read (the test of its serverName failed; {writer}): re-reading"
+        ),
+        _ => format!("{what} changed since it was read ({writer}): re-reading"),
+    }
+}
+
+fn classify(op: &Op, e: kube::Error) -> WriteError {
     match status_code(&e) {
-        Some(409 | 422) => WriteError::Conflict(e.to_string()),
-        _ => WriteError::Other(e.to_string()),
+        Some(409 | 422) => WriteError::Conflict(conflict_line(op, &e)),
+        _ => WriteError::Other(brief(&e)),
     }
 }
 
@@ -143,22 +229,23 @@ fn rv_of(snap: &Snapshot, r: &ObjRef) -> Result<String, WriteError> {
     snap.objects
         .meta(r.kind, &key)
         .map(|m| m.resource_version.clone())
-        .ok_or_else(|| WriteError::Conflict(format!("{r} vanished")))
+        .ok_or_else(|| WriteError::Conflict(format!("{} vanished since it was read: re-reading", short_name(r))))
 }
 
 async fn merge(
     client: &kube::Client,
     fresh: &Snapshot,
-    r: &ObjRef,
+    op: &Op,
     mut patch: Value,
 ) -> Result<(), WriteError> {
+    let r = &op.target();
     // A resourceVersion inside a merge patch is the server-side precondition: 409 if stale.
     patch["metadata"]["resourceVersion"] = json!(rv_of(fresh, r)?);
     api_for(client, r)
         .patch(&r.name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map(|_| ())
-        .map_err(classify)
+        .map_err(|e| classify(op, e))
 }
 
 async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), WriteError> {
@@ -168,7 +255,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
             merge(
                 client,
                 fresh,
-                &target,
+                op,
                 json!({"metadata": {"annotations": {key: value}}}),
             )
             .await
@@ -177,7 +264,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
             merge(
                 client,
                 fresh,
-                &target,
+                op,
                 json!({"spec": {"persistentVolumeReclaimPolicy": to}}),
             )
             .await
@@ -190,13 +277,13 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
             merge(
                 client,
                 fresh,
-                &target,
+                op,
                 json!({"metadata": {"annotations": ann}}),
             )
             .await
         }
         Op::ResumeRelease { .. } => {
-            merge(client, fresh, &target, json!({"spec": {"suspend": false}})).await
+            merge(client, fresh, op, json!({"spec": {"suspend": false}})).await
         }
         Op::SetClaimRef {
             namespace,
@@ -210,7 +297,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 )));
             };
             let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": name, "uid": uid, "resourceVersion": null});
-            merge(client, fresh, &target, json!({"spec": {"claimRef": claim}})).await
+            merge(client, fresh, op, json!({"spec": {"claimRef": claim}})).await
         }
         Op::CreateOrigPvc {
             namespace,
@@ -242,7 +329,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 .create(&PostParams::default(), &obj)
                 .await
                 .map(|_| ())
-                .map_err(classify)
+                .map_err(|e| classify(op, e))
         }
         Op::DeletePvc { uid, reason, .. } => {
             super::guard::delete_guard(client, &target, uid, *reason).await?;
@@ -257,7 +344,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 .delete(&target.name, &dp)
                 .await
                 .map(|_| ())
-                .map_err(classify)
+                .map_err(|e| classify(op, e))
         }
         Op::SetServerName {
             index, from, to, ..
@@ -277,26 +364,101 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 )
                 .await
                 .map(|_| ())
-                .map_err(classify)
+                .map_err(|e| classify(op, e))
         }
     }
 }
 
 impl Executor {
-    fn record(&self, plan: &Plan, op: &Op, outcome: &str) {
-        let Some(path) = &self.audit else { return };
+    /// One audit line; an error says why it could not be written.
+    fn record_line(
+        &self,
+        plan: &Plan,
+        operation: String,
+        precondition: String,
+        outcome: &str,
+    ) -> Result<(), String> {
+        let Some(path) = &self.audit else {
+            return Ok(());
+        };
         let line = AuditLine {
             time: jiff::Timestamp::now().to_string(),
             user: self.user.clone(),
             context: self.context.clone(),
             action: plan.request.action.as_str().to_string(),
             target: plan.request.target.to_string(),
-            operation: op.describe(),
-            precondition: op.precondition(),
+            operation,
+            precondition,
             outcome: outcome.to_string(),
         };
-        if let Err(e) = audit::append(path, &line) {
+        audit::append(path, &line).map_err(|e| {
             tracing::warn!("cannot write the audit log {}: {e}", path.display());
+            format!("the audit log {} was not written: {e}", path.display())
+        })
+    }
+
+    fn record(&self, plan: &Plan, op: &Op, outcome: &str, on_step: &mut impl FnMut(StepEvent)) {
+        if let Err(e) = self.record_line(plan, op.describe(), op.precondition(), outcome) {
+            on_step(StepEvent::RecordFailed(e));
+        }
+    }
+
+    /// After the last write: wait, a bounded time, for the PV controller to bind what the plan
+    /// says it still owes, saying each second that it waits. Reads only.
+    async fn wait_bound(
+        &self,
+        waits: &[ObjRef],
+        writes: usize,
+        on_step: &mut impl FnMut(StepEvent),
+    ) -> Outcome {
+        let start = std::time::Instant::now();
+        let mut said: Option<u64> = None;
+        loop {
+            let mut pending = Vec::new();
+            for w in waits {
+                match api_for(&self.client, w).get_opt(&w.name).await {
+                    Ok(Some(o))
+                        if o.data.pointer("/status/phase").and_then(Value::as_str)
+                            == Some("Bound") => {}
+                    Ok(Some(_)) => pending.push(format!("{}/{}", w.namespace, w.name)),
+                    Ok(None) => {
+                        return Outcome::Stopped {
+                            writes,
+                            reason: format!(
+                                "{} vanished while waiting for the PV controller to bind it",
+                                short_name(w)
+                            ),
+                        };
+                    }
+                    Err(e) => {
+                        return Outcome::Stopped {
+                            writes,
+                            reason: format!("cannot read {}: {}", short_name(w), brief(&e)),
+                        };
+                    }
+                }
+            }
+            if pending.is_empty() {
+                return Outcome::Completed { writes };
+            }
+            let waited_secs = start.elapsed().as_secs();
+            if said != Some(waited_secs) {
+                said = Some(waited_secs);
+                for pvc in &pending {
+                    on_step(StepEvent::Waiting {
+                        pvc: pvc.clone(),
+                        waited_secs,
+                    });
+                }
+            }
+            if start.elapsed() >= self.bind_wait {
+                return Outcome::Unbound {
+                    writes,
+                    pending,
+                    waited_secs,
+                };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
     }
 
@@ -357,7 +519,10 @@ impl Executor {
                 continue;
             }
             let Some(next) = now.ops.first() else {
-                break Outcome::Completed { writes };
+                if now.waits.is_empty() {
+                    break Outcome::Completed { writes };
+                }
+                break self.wait_bound(&now.waits, writes, &mut on_step).await;
             };
             if !confirmed.ops.iter().any(|o| o.same_step(next)) {
                 break Outcome::Stopped {
@@ -377,13 +542,18 @@ impl Executor {
                 Ok(()) => {
                     writes += 1;
                     conflicts = 0;
-                    self.record(confirmed, next, "done");
+                    self.record(confirmed, next, "done", &mut on_step);
                     done_steps.push(next.describe());
                     on_step(StepEvent::Done(next.clone()));
                 }
                 Err(WriteError::Conflict(msg)) => {
                     conflicts += 1;
-                    self.record(confirmed, next, &format!("conflict, re-planned: {msg}"));
+                    self.record(
+                        confirmed,
+                        next,
+                        &format!("conflict, re-planned: {msg}"),
+                        &mut on_step,
+                    );
                     on_step(StepEvent::Conflict(next.clone(), msg.clone()));
                     if conflicts >= MAX_CONFLICTS {
                         break Outcome::Stopped {
@@ -396,7 +566,7 @@ impl Executor {
                     }
                 }
                 Err(WriteError::Other(msg)) => {
-                    self.record(confirmed, next, &format!("failed: {msg}"));
+                    self.record(confirmed, next, &format!("failed: {msg}"), &mut on_step);
                     break Outcome::Stopped {
                         writes,
                         reason: format!("{} failed: {msg}", next.describe()),
@@ -429,7 +599,27 @@ impl Executor {
                 ),
             };
             if let Err(e) = audit::event(&self.client, r, &msg, warn).await {
-                tracing::warn!("cannot record the Event on {}/{}: {e}", r.namespace, r.name);
+                let why = match e.downcast_ref::<kube::Error>() {
+                    Some(k) => brief(k),
+                    None => format!("{e:#}"),
+                };
+                tracing::warn!("cannot record the Event on {}/{}: {why}", r.namespace, r.name);
+                let line = format!(
+                    "the Event on RestoreJob {}/{} was not recorded: {why}",
+                    r.namespace, r.name
+                );
+                on_step(StepEvent::RecordFailed(line.clone()));
+                if let Err(e) = self.record_line(
+                    confirmed,
+                    format!(
+                        "record Event RestorewatchAction on RestoreJob {}/{}",
+                        r.namespace, r.name
+                    ),
+                    "none".into(),
+                    &format!("failed: {why}"),
+                ) {
+                    on_step(StepEvent::RecordFailed(e));
+                }
             }
         }
         outcome

@@ -11,6 +11,7 @@ pub mod plan;
 mod plan_rename;
 mod plan_repairs;
 pub mod rbac;
+mod usage;
 
 pub use ops::Op;
 pub use plan::{ActionRequest, Plan, Refusal, Target, plan};

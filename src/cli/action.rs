@@ -27,9 +27,14 @@ pub struct ActionArgs {
     /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC; resume-rename: a disk or its -orig PVC)
     #[arg(long, value_name = "NS/NAME")]
     pub pvc: Option<String>,
-    /// reclaim-orig: the reclaim policy to restore when none was recorded
+    /// reclaim-orig: the reclaim policy to restore when none was recorded; resume-rename: the
+    /// PV's original policy when an earlier failed attempt left it unknowable
     #[arg(long, value_parser = ["Delete", "Retain"])]
     pub policy: Option<String>,
+    /// reclaim-orig: delete the -orig PVC even though it may hold the only good copy of the
+    /// disk (its restore failed, or the restored disk is missing or its download failed)
+    #[arg(long)]
+    pub discard_only_copy: bool,
     /// Show the plan and write nothing (the default without --yes)
     #[arg(long, conflicts_with = "yes")]
     pub dry_run: bool,
@@ -56,7 +61,8 @@ fn parse_action(s: &str) -> Result<ActionKind, String> {
 pub fn print_plan(p: &Plan) {
     println!("{} on {}", p.request.action, p.request.target);
     if p.ops.is_empty() {
-        println!("  nothing to do: {}", p.outcome);
+        let what = if p.waits.is_empty() { "do" } else { "write" };
+        println!("  nothing to {what}: {}", p.outcome);
     }
     for (i, op) in p.ops.iter().enumerate() {
         println!("  {}. {}", i + 1, op.describe());
@@ -95,6 +101,7 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         action: args.name,
         target,
         policy: args.policy.clone(),
+        discard_only_copy: args.discard_only_copy,
     };
     // The preview comes from fresh reads too: there is no watch cache in the CLI.
     let the_plan = match crate::actions::execute::plan_fresh(&conn.client, &req).await? {
@@ -105,7 +112,7 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
     };
     print_plan(&the_plan);
-    if the_plan.ops.is_empty() {
+    if the_plan.is_settled() {
         return Ok(exit::OK);
     }
     let denied = rbac::check(&conn.client, &the_plan.ops)
@@ -120,7 +127,7 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
         return Ok(exit::FINDINGS);
     }
-    if !args.yes {
+    if !args.yes && !the_plan.ops.is_empty() {
         println!("(dry run: nothing written; add --yes to execute)");
         return Ok(exit::OK);
     }
@@ -131,12 +138,17 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         audit: Some(audit::audit_path()),
         events: true,
         max_writes: None,
+        bind_wait: crate::actions::execute::BIND_WAIT,
     };
     let outcome = ex
         .execute(&the_plan, |e| match e {
             StepEvent::Start(op) => println!("  ... {}", op.describe()),
             StepEvent::Done(op) => println!("  ok  {}", op.describe()),
-            StepEvent::Conflict(op, msg) => println!("  409 {} ({msg}); re-reading", op.describe()),
+            StepEvent::Conflict(_, msg) => println!("  409 {msg}"),
+            StepEvent::Waiting { pvc, waited_secs } => println!(
+                "  ... waiting for the PV controller to bind {pvc} ({waited_secs} s; it binds on its resync, up to ~15 s)"
+            ),
+            StepEvent::RecordFailed(msg) => eprintln!("restorewatch: {msg}"),
         })
         .await;
     match outcome {
@@ -146,6 +158,17 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
         Outcome::Interrupted { writes } => {
             println!("interrupted after {writes} writes; run again to resume");
+            Ok(exit::FINDINGS)
+        }
+        Outcome::Unbound {
+            writes,
+            pending,
+            waited_secs,
+        } => {
+            println!(
+                "done: {writes} writes; but the PV controller had not bound {} after {waited_secs} s (it normally does within ~15 s): check it; a rerun writes nothing and waits again",
+                pending.join(", ")
+            );
             Ok(exit::FINDINGS)
         }
         Outcome::Stopped { writes, reason } => {

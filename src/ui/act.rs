@@ -154,6 +154,17 @@ pub fn on_modal_key(app: &mut App, k: KeyEvent) {
                 app.status = None;
                 app.outbox.push(req);
             }
+            Effect::PlanDiscarding => {
+                let Some(frame) = app.shown.clone() else {
+                    return;
+                };
+                if let Some(Modal::Action(d)) = app.modal.as_mut() {
+                    let planned =
+                        offer::plan_with(&frame.snapshot, &frame.report, &d.choice, true);
+                    let req = dialog::after_discard(d, planned);
+                    app.outbox.extend(req);
+                }
+            }
             Effect::PlanWithPolicy(policy) => {
                 let Some(frame) = app.shown.clone() else {
                     return;
@@ -196,6 +207,10 @@ pub fn on_checked(app: &mut App, id: u64, result: Result<Vec<Denied>, String>) {
 }
 
 pub fn on_step(app: &mut App, id: u64, event: StepEvent) {
+    if let StepEvent::RecordFailed(msg) = &event {
+        // Said at once in the status line too, dialog or not.
+        app.set_status(msg.clone());
+    }
     if let Some(d) = dialog_with(app, id) {
         dialog::on_step(d, event);
     }
@@ -206,8 +221,13 @@ pub fn on_done(app: &mut App, id: u64, outcome: Outcome) {
     match dialog_with(app, id) {
         Some(d) => {
             let what = d.choice.action;
+            let problems = d.problems.join("; ");
             dialog::on_done(d, outcome);
-            app.set_status(format!("{what}: {line}"));
+            if problems.is_empty() {
+                app.set_status(format!("{what}: {line}"));
+            } else {
+                app.set_status(format!("{what}: {line}; {problems}"));
+            }
         }
         // The dialog is gone (it cannot be closed while running, but never lose a result).
         None => app.set_status(format!("action finished: {line}")),
