@@ -278,6 +278,13 @@ pub(super) fn plan_servername(
             "Cluster {cluster_name} is being deleted (the purge): retry once the new one is rendered"
         ));
     }
+    // Before the purge the live Cluster is the old one: pointing it at the fresh prefix makes
+    // the re-rendered Cluster fail "Expected empty archive". The analysis's own test decides.
+    if !crate::analysis::postgres::is_new_cluster(&ctx, cluster) {
+        return refuse(format!(
+            "Cluster {cluster_name} is not the one re-rendered for {name} (it predates the purge): pointing it at {new_name} now would make the new Cluster fail \"Expected empty archive\". Retry once the chart has re-rendered it"
+        ));
+    }
     let Some(index) = cluster.plugin_index else {
         return refuse(format!("Cluster {cluster_name} has no barman-cloud plugin"));
     };

@@ -9,7 +9,7 @@ pub(crate) mod disks;
 mod emit;
 mod global;
 mod orig;
-mod postgres;
+pub(crate) mod postgres;
 pub mod report;
 mod vm;
 mod vm_findings;

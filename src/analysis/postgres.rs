@@ -43,7 +43,7 @@ pub fn deadline(ctx: &Ctx) -> Option<(Timestamp, SignedDuration)> {
 }
 
 /// Whether this Cluster is the one re-rendered after the purge (not the one being purged).
-fn is_new_cluster(ctx: &Ctx, cluster: &Obj<CnpgCluster>) -> bool {
+pub(crate) fn is_new_cluster(ctx: &Ctx, cluster: &Obj<CnpgCluster>) -> bool {
     let purged = find_condition(&ctx.rj.conditions, "TargetPurged");
     if cluster.meta.deleted.is_some() {
         return false;
