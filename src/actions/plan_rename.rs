@@ -432,7 +432,14 @@ fn rename_disk(
         ));
     }
     if p.ops.len() > writes_before {
-        let users = pods_using(snap, ns, &pv_name, Some(pv), &[disk, orig_name.as_str()]);
+        let users = pods_using(
+            snap,
+            ns,
+            &pv_name,
+            Some(pv),
+            &[disk, orig_name.as_str()],
+            &mut p.reads,
+        );
         if !users.is_empty() {
             return refuse(format!(
                 "the disk {disk} (PV {pv_name}) is in use by pod {}: a rename under a running VM moves the disk out from under it. Stop the VM first",

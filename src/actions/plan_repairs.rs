@@ -78,7 +78,14 @@ pub(super) fn plan_reclaim(
                 .unwrap_or_else(|| "at an unknown time".into())
         )),
     }
-    let users = pods_using(snap, ns, &pv_name, pv.map(|v| &***v), &[name.as_str()]);
+    let users = pods_using(
+        snap,
+        ns,
+        &pv_name,
+        pv.map(|v| &***v),
+        &[name.as_str()],
+        &mut p.reads,
+    );
     if !users.is_empty() {
         return refuse(format!(
             "PV {pv_name} of {name} is in use by pod {}: nothing is changed while a Pod mounts it",
