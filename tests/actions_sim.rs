@@ -134,7 +134,14 @@ async fn a_controller_writing_concurrently_causes_a_re_read_not_a_blind_retry() 
                     )
                     .expect("concurrent write");
             }
-            StepEvent::Conflict(..) => conflicts += 1,
+            StepEvent::Conflict(_, msg) => {
+                conflicts += 1;
+                // One line that says what happened, not the Debug form of the API's Status.
+                assert_eq!(
+                    msg,
+                    "PV pv-data changed since it was read (another writer, e.g. the PV controller): re-reading"
+                );
+            }
             _ => {}
         })
         .await;
@@ -580,5 +587,119 @@ async fn an_operator_keeps_a_disk_before_an_in_place_vmdisk_restore() {
     );
     wait_gone(&sim, NS, "vm-disk-data").await;
     assert_kept(&sim, "vmdisk", "Delete");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn fix_servername_refuses_the_old_cluster_before_the_purge() {
+    // The live Cluster predates the restore: it is the one about to be purged.
+    let mut objs = pg_objects("postgres-orders", "Running");
+    objs[4]["metadata"]["creationTimestamp"] = json!("2026-10-01T08:00:00Z");
+    let (sim, client) = sim_with(objs).await;
+    let req = ActionRequest::new(
+        ActionKind::FixServername,
+        Target::Restore {
+            namespace: NS.into(),
+            name: "restore-orders".into(),
+        },
+    );
+    let why = refused_without_writes(&sim, &client, &req).await;
+    assert!(
+        why.contains("not the one re-rendered") && why.contains("Expected empty archive"),
+        "{why}"
+    );
+    let shown = kubectl(
+        &sim,
+        &[
+            "get",
+            "clusters.postgresql.cnpg.io",
+            "-n",
+            NS,
+            "postgres-orders",
+            "-o",
+            "jsonpath={.spec.plugins[0].parameters.serverName}",
+        ],
+    )
+    .await;
+    assert_eq!(shown, "postgres-orders");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
+    use restorewatch::sim::{Policy, Rule};
+    // May read everything and write PVs and PVCs, but not create Events.
+    let mut cfg = SimConfig::default();
+    cfg.tokens.insert(
+        "repairer".into(),
+        Policy {
+            user: "repairer".into(),
+            rules: vec![
+                Rule {
+                    verbs: vec!["get".into(), "list".into(), "watch".into()],
+                    resources: vec!["*".into()],
+                    namespaces: vec![],
+                },
+                Rule {
+                    verbs: vec!["*".into()],
+                    resources: vec!["persistentvolumes".into(), "persistentvolumeclaims".into()],
+                    namespaces: vec![],
+                },
+            ],
+        },
+    );
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut objs = base_objects("Succeeded");
+    objs.extend([
+        restored_pvc(),
+        pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", Some("Delete")),
+        orig_pvc("0e000000-0000-4000-8000-000000000005", Some(RJ_UID), "Bound"),
+    ]);
+    for o in objs {
+        sim.store().load(o).unwrap();
+    }
+    let client = sim.client_with_token("repairer").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let ex = Executor {
+        audit: Some(audit.clone()),
+        events: true,
+        ..executor(&client, None)
+    };
+    let plan = plan_ok(&client, &pvc_req(ActionKind::ReclaimOrig, ORIG)).await;
+    let mut said = Vec::new();
+    let out = ex
+        .execute(&plan, |e| {
+            if let StepEvent::RecordFailed(m) = e {
+                said.push(m);
+            }
+        })
+        .await;
+    assert_eq!(out, Outcome::Completed { writes: 2 });
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("the Event on RestoreJob tenant-a/restore-test was not recorded")
+            && said[0].contains("403"),
+        "{said:?}"
+    );
+    assert!(!said[0].contains("ErrorResponse"), "one line, not the Debug form: {said:?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "two writes and the failed Event: {lines:?}");
+    assert!(
+        lines[2]["operation"]
+            .as_str()
+            .is_some_and(|o| o.contains("record Event")),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[2]["outcome"].as_str().is_some_and(|o| o.starts_with("failed:")),
+        "{}",
+        lines[2]
+    );
     sim.shutdown().await;
 }
