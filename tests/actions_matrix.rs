@@ -106,10 +106,8 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
                             Ok(p) => p,
                         };
                         accepted += 1;
-                        let _binder = spawn_binder(
-                            client.clone(),
-                            std::time::Duration::from_millis(20),
-                        );
+                        let _binder =
+                            spawn_binder(client.clone(), std::time::Duration::from_millis(20));
                         let out = executor(&client, None).execute(&plan, |_| {}).await;
                         assert!(
                             matches!(out, Outcome::Completed { .. }),
@@ -149,5 +147,8 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
         }
     }
     // The matrix holds both kinds of states (a test that could only refuse proves nothing).
-    assert!(accepted >= 40 && refused >= 20, "accepted {accepted}, refused {refused}");
+    assert!(
+        accepted >= 40 && refused >= 20,
+        "accepted {accepted}, refused {refused}"
+    );
 }

@@ -56,13 +56,20 @@ async fn reclaim_touches_only_its_own_pv() {
 
     // The PV is bound to another claim that a running Pod mounts.
     let mut objs = finished("Succeeded");
-    objs[5] = pv("Retain", "data-clone", "c1000000-0000-4000-8000-000000000021", Some("Delete"));
+    objs[5] = pv(
+        "Retain",
+        "data-clone",
+        "c1000000-0000-4000-8000-000000000021",
+        Some("Delete"),
+    );
     objs.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": "data-clone", "namespace": NS, "uid": "c1000000-0000-4000-8000-000000000021"},
         "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-data"}, "status": {"phase": "Bound"}}));
-    objs.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "reader", "namespace": NS},
+    objs.push(
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "reader", "namespace": NS},
         "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data-clone"}}]},
-        "status": {"phase": "Running"}}));
+        "status": {"phase": "Running"}}),
+    );
     let (sim, client) = sim_with(objs).await;
     let why = refused_without_writes(&sim, &client, &reclaim()).await;
     assert!(why.contains("reader (via data-clone)"), "{why}");
@@ -73,7 +80,13 @@ async fn reclaim_touches_only_its_own_pv() {
     reclaimed(&sim, &client, &reclaim()).await;
     let shown = kubectl(
         &sim,
-        &["get", "pv", "pv-data", "-o", "jsonpath={.spec.persistentVolumeReclaimPolicy}"],
+        &[
+            "get",
+            "pv",
+            "pv-data",
+            "-o",
+            "jsonpath={.spec.persistentVolumeReclaimPolicy}",
+        ],
     )
     .await;
     assert_eq!(shown, "Delete");
@@ -120,7 +133,9 @@ async fn the_only_copy_is_kept_unless_the_operator_says_discard_by_name() {
         let (sim, client) = sim_with(objs).await;
         let why = refused_without_writes(&sim, &client, &reclaim()).await;
         assert!(
-            why.contains("only good copy") && why.contains(says) && why.contains("--discard-only-copy"),
+            why.contains("only good copy")
+                && why.contains(says)
+                && why.contains("--discard-only-copy"),
             "{label}: {why}"
         );
         // Asked by name, it goes, the policy set back first.
@@ -162,14 +177,22 @@ async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclai
     let (sim, client) = sim_with(stale(true)).await;
     let plan = plan_ok(&client, &reclaim()).await;
     assert!(
-        plan.notes.iter().any(|n| n.contains("left by a deleted RestoreJob (created 2026-11-20")),
+        plan.notes
+            .iter()
+            .any(|n| n.contains("left by a deleted RestoreJob (created 2026-11-20")),
         "{:?}",
         plan.notes
     );
     reclaimed(&sim, &client, &reclaim()).await;
     let shown = kubectl(
         &sim,
-        &["get", "pv", "pv-data", "-o", "jsonpath={.spec.persistentVolumeReclaimPolicy}"],
+        &[
+            "get",
+            "pv",
+            "pv-data",
+            "-o",
+            "jsonpath={.spec.persistentVolumeReclaimPolicy}",
+        ],
     )
     .await;
     assert_eq!(shown, "Delete");
@@ -188,7 +211,13 @@ async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclai
     reclaimed(&sim, &client, &req).await;
     let shown = kubectl(
         &sim,
-        &["get", "pv", "pv-data", "-o", "jsonpath={.spec.persistentVolumeReclaimPolicy}"],
+        &[
+            "get",
+            "pv",
+            "pv-data",
+            "-o",
+            "jsonpath={.spec.persistentVolumeReclaimPolicy}",
+        ],
     )
     .await;
     assert_eq!(shown, "Retain");
@@ -199,6 +228,9 @@ async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclai
     own[6]["metadata"]["creationTimestamp"] = json!("2026-11-25T09:00:30Z");
     let (sim, client) = sim_with(own).await;
     let why = refused_without_writes(&sim, &client, &reclaim()).await;
-    assert!(why.contains("Running") && why.contains("safety copy"), "{why}");
+    assert!(
+        why.contains("Running") && why.contains("safety copy"),
+        "{why}"
+    );
     sim.shutdown().await;
 }

@@ -144,7 +144,9 @@ async fn a_retain_left_by_an_earlier_attempt_is_not_recorded_as_the_original() {
         plan.ops
     );
     assert!(
-        plan.notes.iter().any(|n| n.contains("original policy is unknown")),
+        plan.notes
+            .iter()
+            .any(|n| n.contains("original policy is unknown")),
         "{:?}",
         plan.notes
     );
@@ -159,7 +161,15 @@ async fn a_retain_left_by_an_earlier_attempt_is_not_recorded_as_the_original() {
     );
     let shown = kubectl(
         &sim,
-        &["get", "pvc", "-n", NS, ORIG, "-o", "jsonpath={.metadata.annotations}"],
+        &[
+            "get",
+            "pvc",
+            "-n",
+            NS,
+            ORIG,
+            "-o",
+            "jsonpath={.metadata.annotations}",
+        ],
     )
     .await;
     assert!(!shown.contains("original-reclaim-policy"), "{shown}");
@@ -210,7 +220,10 @@ async fn the_per_disk_form_finishes_the_rename_given_the_disk_or_its_orig_pvc() 
             "{state} {target}"
         );
         let out = executor(&client, None).execute(&plan, |_| {}).await;
-        assert!(matches!(out, Outcome::Completed { .. }), "{state} {target}: {out:?}");
+        assert!(
+            matches!(out, Outcome::Completed { .. }),
+            "{state} {target}: {out:?}"
+        );
         wait_gone(&sim, NS, "vm-disk-data").await;
         assert_kept(
             &sim,
@@ -219,7 +232,13 @@ async fn the_per_disk_form_finishes_the_rename_given_the_disk_or_its_orig_pvc() 
         );
         let shown = kubectl(
             &sim,
-            &["get", "pv", "pv-data", "-o", "jsonpath={.spec.claimRef.name}"],
+            &[
+                "get",
+                "pv",
+                "pv-data",
+                "-o",
+                "jsonpath={.spec.claimRef.name}",
+            ],
         )
         .await;
         assert_eq!(shown, ORIG, "{state} {target}");
@@ -261,6 +280,12 @@ async fn a_foreign_orig_name_on_one_disk_does_not_stop_keeping_the_other() {
         why.contains("vm-disk-system-orig-de3e") && why.contains("--pvc"),
         "{why}"
     );
+    let foreign_before = get(
+        &sim,
+        Kind::PersistentVolumeClaim,
+        NS,
+        "vm-disk-system-orig-de3e",
+    );
     let plan = plan_ok(&client, &disk_req()).await;
     let out = executor(&client, None).execute(&plan, |_| {}).await;
     assert_eq!(out, Outcome::Completed { writes: 5 });
@@ -279,9 +304,16 @@ async fn a_foreign_orig_name_on_one_disk_does_not_stop_keeping_the_other() {
     )
     .await;
     assert_eq!(shown, "Delete vm-disk-system");
-    let foreign = get(&sim, Kind::PersistentVolumeClaim, NS, "vm-disk-system-orig-de3e")
-        .expect("the foreign PVC stays");
-    assert_eq!(foreign["metadata"]["resourceVersion"].as_str().is_some(), true);
+    assert_eq!(
+        get(
+            &sim,
+            Kind::PersistentVolumeClaim,
+            NS,
+            "vm-disk-system-orig-de3e"
+        ),
+        foreign_before,
+        "the foreign PVC is untouched"
+    );
     let why = refused_without_writes(
         &sim,
         &client,
@@ -338,7 +370,19 @@ async fn a_finished_rename_waits_for_the_pv_controller_and_says_so() {
         waited.iter().any(|(_, s)| *s >= 1),
         "the shown wait counts seconds: {waited:?}"
     );
-    let shown = kubectl(&sim, &["get", "pvc", "-n", NS, ORIG, "-o", "jsonpath={.status.phase}"]).await;
+    let shown = kubectl(
+        &sim,
+        &[
+            "get",
+            "pvc",
+            "-n",
+            NS,
+            ORIG,
+            "-o",
+            "jsonpath={.status.phase}",
+        ],
+    )
+    .await;
     assert_eq!(shown, "Bound");
     assert_eq!(
         sim.store().current_rv(),

@@ -652,8 +652,17 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
     let mut objs = base_objects("Succeeded");
     objs.extend([
         restored_pvc(),
-        pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", Some("Delete")),
-        orig_pvc("0e000000-0000-4000-8000-000000000005", Some(RJ_UID), "Bound"),
+        pv(
+            "Retain",
+            ORIG,
+            "0e000000-0000-4000-8000-000000000005",
+            Some("Delete"),
+        ),
+        orig_pvc(
+            "0e000000-0000-4000-8000-000000000005",
+            Some(RJ_UID),
+            "Bound",
+        ),
     ]);
     for o in objs {
         sim.store().load(o).unwrap();
@@ -682,7 +691,10 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
             && said[0].contains("403"),
         "{said:?}"
     );
-    assert!(!said[0].contains("ErrorResponse"), "one line, not the Debug form: {said:?}");
+    assert!(
+        !said[0].contains("ErrorResponse"),
+        "one line, not the Debug form: {said:?}"
+    );
     let lines: Vec<Value> = std::fs::read_to_string(&audit)
         .unwrap()
         .lines()
@@ -697,7 +709,9 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
         lines[2]
     );
     assert!(
-        lines[2]["outcome"].as_str().is_some_and(|o| o.starts_with("failed:")),
+        lines[2]["outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("failed:")),
         "{}",
         lines[2]
     );

@@ -2,9 +2,9 @@
 //! `kube::Client`: `a`, the permission check, the typed name, the execution of exactly the
 //! plan shown, and the result, with the messages flowing as in the terminal loop.
 
-mod common;
 #[path = "actions_support/mod.rs"]
 mod actions_support;
+mod common;
 
 use common::action_data::{self, RENAME};
 use common::{press, typ};

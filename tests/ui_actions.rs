@@ -2,9 +2,9 @@
 //! confirmation that Enter alone never gives, the progress and the result. Plans come from
 //! real object sets (the analysis fixtures), so they are the plans `plan` makes.
 
-mod common;
 #[path = "actions_support/mod.rs"]
 mod actions_support;
+mod common;
 
 use common::action_data::{self, RECORDED, RENAME, SERVERNAME, UNRECORDED};
 use common::{press, render, typ};
@@ -699,7 +699,11 @@ fn only_copy_app() -> App {
             "0e000000-0000-4000-8000-000000000005",
             Some("Delete"),
         ),
-        orig_pvc("0e000000-0000-4000-8000-000000000005", Some(RJ_UID), "Bound"),
+        orig_pvc(
+            "0e000000-0000-4000-8000-000000000005",
+            Some(RJ_UID),
+            "Bound",
+        ),
     ]);
     action_data::app_on(objs, "2026-11-21T10:00:00Z", 120, 40)
 }
@@ -738,7 +742,10 @@ fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
     press(&mut a, KeyCode::Enter);
     typ(&mut a, "vm-disk-data-orig-de3e");
     press(&mut a, KeyCode::Enter);
-    assert!(matches!(dialog(&a).stage, Stage::ConfirmDiscard { mismatch: true, .. }));
+    assert!(matches!(
+        dialog(&a).stage,
+        Stage::ConfirmDiscard { mismatch: true, .. }
+    ));
     assert!(a.outbox.is_empty(), "{:?}", a.outbox);
     // The phrase opens the plan, made with the consent; the name still confirms it.
     let mut a = only_copy_app();
@@ -748,7 +755,9 @@ fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
     let plan = shown_plan(&a);
     assert!(plan.request.discard_only_copy, "{:?}", plan.request);
     assert!(
-        plan.notes.iter().any(|n| n.contains("discarding it as asked")),
+        plan.notes
+            .iter()
+            .any(|n| n.contains("discarding it as asked")),
         "{:?}",
         plan.notes
     );
@@ -795,7 +804,11 @@ fn awaiting_bind_app() -> App {
             "0e000000-0000-4000-8000-000000000005",
             Some("Delete"),
         ),
-        orig_pvc("0e000000-0000-4000-8000-000000000005", Some(RJ_UID), "Pending"),
+        orig_pvc(
+            "0e000000-0000-4000-8000-000000000005",
+            Some(RJ_UID),
+            "Pending",
+        ),
     ]);
     action_data::app_on(objs, "2026-11-20T10:01:00Z", 120, 40)
 }
@@ -813,7 +826,11 @@ fn a_rename_awaiting_the_bind_waits_without_a_typed_name_and_shows_that_it_waits
     press(&mut a, KeyCode::Char(char::from(b'1' + i as u8)));
     let plan = shown_plan(&a);
     assert!(plan.ops.is_empty() && plan.waits.len() == 1, "{plan:?}");
-    assert!(render(&a).contains("waits (a bounded time)"), "{}", render(&a));
+    assert!(
+        render(&a).contains("waits (a bounded time)"),
+        "{}",
+        render(&a)
+    );
     a.outbox.clear();
     press(&mut a, KeyCode::Enter);
     let id = dialog(&a).id;
@@ -834,8 +851,7 @@ fn a_rename_awaiting_the_bind_waits_without_a_typed_name_and_shows_that_it_waits
     );
     let screen = render(&a);
     assert!(
-        screen.contains("waiting for the PV controller to bind")
-            && screen.contains("(4 s"),
+        screen.contains("waiting for the PV controller to bind") && screen.contains("(4 s"),
         "{screen}"
     );
     update(

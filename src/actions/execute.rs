@@ -46,7 +46,10 @@ pub enum StepEvent {
     /// A precondition failed; re-reading. The text is one line for the operator.
     Conflict(Op, String),
     /// Every write is done; the PV controller has not bound this PVC yet (seconds waited).
-    Waiting { pvc: String, waited_secs: u64 },
+    Waiting {
+        pvc: String,
+        waited_secs: u64,
+    },
     /// The record of the action could not be made (the audit log or the Event): it must be
     /// said, never dropped.
     RecordFailed(String),
@@ -109,7 +112,14 @@ pub async fn fresh_snapshot(
         let list = api_for(client, r)
             .list(&ListParams::default())
             .await
-            .map_err(|e| anyhow::anyhow!("cannot list {} in {}: {}", r.kind.info().plural, r.namespace, brief(&e)))?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot list {} in {}: {}",
+                    r.kind.info().plural,
+                    r.namespace,
+                    brief(&e)
+                )
+            })?;
         for o in list.items {
             if let Some(obj) = to_value(r.kind, o).and_then(|v| parse_object(v).ok()) {
                 snap.objects.insert(obj);
@@ -138,9 +148,30 @@ pub async fn fresh_snapshot(
             } else {
                 ListParams::default()
             };
-            let list = api.list(&lp).await.map_err(|e| {
-                anyhow::anyhow!("cannot list {} in {ns}: {}", kind.info().plural, brief(&e))
-            })?;
+            let list = match api.list(&lp).await {
+                Ok(l) => l,
+                // Events are evidence, not state: an operator who may not list them can still
+                // act, and the plan treats what they would have told as unknown.
+                Err(e) if kind == Kind::Event => {
+                    snap.health.insert(
+                        Kind::Event,
+                        crate::cluster::snapshot::KindHealth {
+                            state: crate::cluster::SyncState::Forbidden { error: brief(&e) },
+                            last_event: None,
+                        },
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    anyhow::bail!("cannot list {} in {ns}: {}", kind.info().plural, brief(&e))
+                }
+            };
+            if kind == Kind::Event {
+                snap.health.entry(Kind::Event).or_insert(crate::cluster::snapshot::KindHealth {
+                    state: crate::cluster::SyncState::Synced,
+                    last_event: None,
+                });
+            }
             for o in list.items {
                 if let Some(obj) = to_value(kind, o).and_then(|v| parse_object(v).ok()) {
                     snap.objects.insert(obj);
@@ -229,7 +260,12 @@ fn rv_of(snap: &Snapshot, r: &ObjRef) -> Result<String, WriteError> {
     snap.objects
         .meta(r.kind, &key)
         .map(|m| m.resource_version.clone())
-        .ok_or_else(|| WriteError::Conflict(format!("{} vanished since it was read: re-reading", short_name(r))))
+        .ok_or_else(|| {
+            WriteError::Conflict(format!(
+                "{} vanished since it was read: re-reading",
+                short_name(r)
+            ))
+        })
 }
 
 async fn merge(
@@ -274,13 +310,7 @@ async fn apply(client: &kube::Client, fresh: &Snapshot, op: &Op) -> Result<(), W
                 .iter()
                 .map(|(k, v)| (k.clone(), json!(v)))
                 .collect();
-            merge(
-                client,
-                fresh,
-                op,
-                json!({"metadata": {"annotations": ann}}),
-            )
-            .await
+            merge(client, fresh, op, json!({"metadata": {"annotations": ann}})).await
         }
         Op::ResumeRelease { .. } => {
             merge(client, fresh, op, json!({"spec": {"suspend": false}})).await
@@ -603,7 +633,11 @@ impl Executor {
                     Some(k) => brief(k),
                     None => format!("{e:#}"),
                 };
-                tracing::warn!("cannot record the Event on {}/{}: {why}", r.namespace, r.name);
+                tracing::warn!(
+                    "cannot record the Event on {}/{}: {why}",
+                    r.namespace,
+                    r.name
+                );
                 let line = format!(
                     "the Event on RestoreJob {}/{} was not recorded: {why}",
                     r.namespace, r.name

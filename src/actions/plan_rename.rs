@@ -3,9 +3,9 @@
 
 use super::ops::{DeleteReason, Op};
 use super::plan::{
-    ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_reads,
-    restore_ref,
+    ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_reads, restore_ref,
 };
+use super::usage::pods_using;
 use crate::analysis::ctx::{Ctx, mentions};
 use crate::analysis::disks::{disk_names, ownership};
 use crate::analysis::{ObjRef, Ownership, Settings};
@@ -16,7 +16,6 @@ use crate::model::names::{
 };
 use crate::model::objects::{Pv, Pvc, RestoreJob};
 use crate::model::{Field, Kind, Obj};
-use super::usage::pods_using;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -321,13 +320,19 @@ fn rename_disk(
         .map(str::to_string);
     // The controller before the fix sets Retain first and records nothing: after one of its
     // failed keep attempts, a Retain PV says nothing about the policy it had.
+    // Events that could not be read cannot rule such an attempt out.
+    let events_unreadable = snap
+        .health
+        .get(&Kind::Event)
+        .is_some_and(|h| h.state.is_degraded());
     let earlier_attempt = orig.is_none()
         && policy == "Retain"
-        && ctx.events.iter().any(|e| {
-            e.message
-                .as_deref()
-                .is_some_and(|m| m.contains("Failed to keep old PVC") && mentions(m, disk))
-        });
+        && (events_unreadable
+            || ctx.events.iter().any(|e| {
+                e.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("Failed to keep old PVC") && mentions(m, disk))
+            }));
     // Once a rename has started, a Retain on the PV may be the rename's own: it is the original
     // policy only when no -orig PVC exists yet and no earlier attempt ran.
     let original_policy = recorded.clone().or_else(|| {
@@ -344,7 +349,14 @@ fn rename_disk(
                 key: ANN_ORIGINAL_RECLAIM_POLICY.into(),
                 value: v.clone(),
             }),
-            None if earlier_attempt => p.notes.push(format!("{disk}: PV {pv_name} is Retain after an earlier failed keep attempt (\"Failed to keep old PVC\"), which set Retain first: its original policy is unknown and is not recorded (reclaim-orig asks for it; --policy records the one you know)")),
+            None if earlier_attempt => p.notes.push(format!(
+                "{disk}: PV {pv_name} is Retain {}: its original policy is unknown and is not recorded (reclaim-orig asks for it; --policy records the one you know)",
+                if events_unreadable {
+                    "and the RestoreJob's events could not be read, so an earlier keep attempt (which sets Retain first) cannot be ruled out"
+                } else {
+                    "after an earlier failed keep attempt (\"Failed to keep old PVC\"), which set Retain first"
+                }
+            )),
             None => p.notes.push(format!("{disk}: PV {pv_name} is already Retain and its earlier policy was never recorded; reclaim-orig will ask for it")),
         }
     }

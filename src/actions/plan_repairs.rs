@@ -10,8 +10,7 @@ use crate::analysis::disks::{disk_names, download_for, downloads, ownership, pv_
 use crate::analysis::{ObjRef, Ownership, Settings};
 use crate::cluster::Snapshot;
 use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, VELERO_NAMESPACE, orig_pvc_name, parse_orig_name,
-    postgres_release,
+    ANN_ORIGINAL_RECLAIM_POLICY, VELERO_NAMESPACE, orig_pvc_name, parse_orig_name, postgres_release,
 };
 use crate::model::objects::{Pvc, RestoreJob, RjPhase};
 use crate::model::{Field, Kind, Obj};
@@ -48,7 +47,8 @@ pub(super) fn plan_reclaim(
             "{name} has no volumeName: cannot tell which PV it holds"
         ));
     };
-    p.reads.push(ObjRef::new(Kind::PersistentVolume, "", &pv_name));
+    p.reads
+        .push(ObjRef::new(Kind::PersistentVolume, "", &pv_name));
     let pv = pv_of(snap, orig);
     // Whose copy it is: the RestoreJob its annotation names, else the one of its name that
     // existed when it was created; never the newest RestoreJob that merely shares the name.
@@ -217,7 +217,8 @@ fn only_copy_check(
     }
     if let Some(r) = owner {
         // The Velero Restore and its DataDownloads live in the Velero namespace.
-        p.reads.push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
+        p.reads
+            .push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
         p.reads.push(list_ref(Kind::DataDownload, VELERO_NAMESPACE));
         let rj = snap.restore_jobs.get(ns, &r.meta.name);
         if let Some(rj) = rj {

@@ -8,7 +8,13 @@ use crate::model::objects::Pv;
 
 /// The claims through which a Pod can reach the PV: the names given, the PV's `claimRef` (in
 /// this namespace) and every PVC of the namespace whose `volumeName` is the PV.
-fn claims_of(snap: &Snapshot, ns: &str, pv_name: &str, pv: Option<&Pv>, extra: &[&str]) -> Vec<String> {
+fn claims_of(
+    snap: &Snapshot,
+    ns: &str,
+    pv_name: &str,
+    pv: Option<&Pv>,
+    extra: &[&str],
+) -> Vec<String> {
     let mut claims: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     if let Some(c) = pv.and_then(|p| p.claim_ref.as_ref())
         && c.namespace == ns

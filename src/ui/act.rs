@@ -159,8 +159,7 @@ pub fn on_modal_key(app: &mut App, k: KeyEvent) {
                     return;
                 };
                 if let Some(Modal::Action(d)) = app.modal.as_mut() {
-                    let planned =
-                        offer::plan_with(&frame.snapshot, &frame.report, &d.choice, true);
+                    let planned = offer::plan_with(&frame.snapshot, &frame.report, &d.choice, true);
                     let req = dialog::after_discard(d, planned);
                     app.outbox.extend(req);
                 }

@@ -35,7 +35,9 @@ pub enum Planned {
     },
     /// reclaim-orig on what may be the only good copy of the disk: refused unless the operator
     /// types the consent first (why it may be the only copy).
-    OnlyCopy { reason: String },
+    OnlyCopy {
+        reason: String,
+    },
 }
 
 /// What the operator types to discard what may be the only good copy (before, and apart from,

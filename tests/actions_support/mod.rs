@@ -282,7 +282,6 @@ pub fn assert_kept(sim: &SimHandle, state: &str, expect_recorded: &str) {
     }
 }
 
-
 /// Plans from fresh reads and expects a refusal.
 pub async fn refusal(client: &kube::Client, req: &ActionRequest) -> Refusal {
     match plan_fresh(client, req).await.expect("reads work") {
@@ -330,12 +329,26 @@ pub async fn kubectl(sim: &SimHandle, args: &[&str]) -> String {
 
 /// A refusal: planned from fresh reads, it wrote nothing (the emulator's resourceVersion and
 /// what kubectl shows are unchanged). Returns the reason.
-pub async fn refused_without_writes(sim: &SimHandle, client: &kube::Client, req: &ActionRequest) -> String {
+pub async fn refused_without_writes(
+    sim: &SimHandle,
+    client: &kube::Client,
+    req: &ActionRequest,
+) -> String {
     let before = kubectl_state(sim).await;
     let rv = sim.store().current_rv();
     let r = refusal(client, req).await;
-    assert_eq!(sim.store().current_rv(), rv, "a refusal writes nothing: {}", r.reason);
-    assert_eq!(kubectl_state(sim).await, before, "kubectl sees no change: {}", r.reason);
+    assert_eq!(
+        sim.store().current_rv(),
+        rv,
+        "a refusal writes nothing: {}",
+        r.reason
+    );
+    assert_eq!(
+        kubectl_state(sim).await,
+        before,
+        "kubectl sees no change: {}",
+        r.reason
+    );
     r.reason
 }
 
@@ -366,9 +379,10 @@ pub fn spawn_binder(client: kube::Client, delay: Duration) -> tokio::task::JoinH
                 }
                 let claimed = volumes.items.iter().any(|v| {
                     v.metadata.name.as_deref() == Some(vol.as_str())
-                        && v.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_some_and(|r| {
-                            r.name == c.metadata.name && r.uid == c.metadata.uid
-                        })
+                        && v.spec
+                            .as_ref()
+                            .and_then(|s| s.claim_ref.as_ref())
+                            .is_some_and(|r| r.name == c.metadata.name && r.uid == c.metadata.uid)
                 });
                 if !claimed {
                     continue;
@@ -389,7 +403,9 @@ pub fn spawn_binder(client: kube::Client, delay: Duration) -> tokio::task::JoinH
 }
 
 /// The emulator with these objects and the stand-in binder running.
-pub async fn sim_binding(objs: Vec<Value>) -> (SimHandle, kube::Client, tokio::task::JoinHandle<()>) {
+pub async fn sim_binding(
+    objs: Vec<Value>,
+) -> (SimHandle, kube::Client, tokio::task::JoinHandle<()>) {
     let (sim, client) = sim_with(objs).await;
     let binder = spawn_binder(client.clone(), Duration::from_millis(50));
     (sim, client, binder)

@@ -249,7 +249,10 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
                     "nothing to write: enter waits (a bounded time) for the PV controller's bind",
                     t.text_info(),
                 ));
-                bottom.push(hints(t, &[("enter", "wait for the bind"), ("esc", "close")]));
+                bottom.push(hints(
+                    t,
+                    &[("enter", "wait for the bind"), ("esc", "close")],
+                ));
             } else if plan.ops.is_empty() {
                 body.extend(plan_lines(t, plan));
                 bottom.push(hints(t, &[("esc", "close")]));
