@@ -152,3 +152,117 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
         "accepted {accepted}, refused {refused}"
     );
 }
+
+fn reclaim_state(
+    policy: &str,
+    pv_recorded: bool,
+    orig_recorded: Option<&str>,
+    claim: Claim,
+) -> Vec<Value> {
+    let mut objs = base_objects("Succeeded");
+    objs.push(restored_pvc());
+    let mut orig = orig_pvc(ORIG_UID, Some(RJ_UID), "Bound");
+    match orig_recorded {
+        Some(r) => {
+            orig["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"] =
+                json!(r)
+        }
+        None => {
+            if let Some(a) = orig["metadata"]["annotations"].as_object_mut() {
+                a.remove("backups.cozystack.io/original-reclaim-policy");
+            }
+        }
+    }
+    objs.push(orig);
+    let mut v = pv(policy, "x", "x", pv_recorded.then_some("Delete"));
+    v["spec"]["claimRef"] = match claim {
+        Claim::OriginalWithUid => {
+            json!({"namespace": NS, "name": "vm-disk-data", "uid": "7e000000-0000-4000-8000-000000000009"})
+        }
+        Claim::OriginalWithoutUid => json!({"namespace": NS, "name": "vm-disk-data"}),
+        Claim::OrigWithUid => json!({"namespace": NS, "name": ORIG, "uid": ORIG_UID}),
+        Claim::OrigWithoutUid => json!({"namespace": NS, "name": ORIG}),
+        Claim::OrigOtherUid => {
+            json!({"namespace": NS, "name": ORIG, "uid": "0d000000-0000-4000-8000-00000000000f"})
+        }
+        Claim::None => Value::Null,
+    };
+    objs.push(v);
+    objs
+}
+
+#[tokio::test]
+async fn every_reclaim_state_is_either_refused_before_any_write_or_finished_without_a_leak() {
+    let (mut accepted, mut refused) = (0, 0);
+    for policy in ["Delete", "Retain"] {
+        for pv_recorded in [false, true] {
+            for orig_recorded in [None, Some("Delete"), Some("Retain")] {
+                for claim in [
+                    Claim::OriginalWithUid,
+                    Claim::OriginalWithoutUid,
+                    Claim::OrigWithUid,
+                    Claim::OrigWithoutUid,
+                    Claim::OrigOtherUid,
+                    Claim::None,
+                ] {
+                    for asked in [None, Some("Retain"), Some("Delete")] {
+                        let label = format!(
+                            "PV {policy}, PV recorded {pv_recorded}, -orig recorded {orig_recorded:?}, claimRef {claim:?}, --policy {asked:?}"
+                        );
+                        let (sim, client) =
+                            sim_with(reclaim_state(policy, pv_recorded, orig_recorded, claim))
+                                .await;
+                        let req = restorewatch::actions::ActionRequest {
+                            policy: asked.map(str::to_string),
+                            ..pvc_req(restorewatch::analysis::ActionKind::ReclaimOrig, ORIG)
+                        };
+                        let rv = sim.store().current_rv();
+                        let plan = match plan_fresh(&client, &req).await.expect("reads") {
+                            Err(r) => {
+                                refused += 1;
+                                assert_eq!(
+                                    sim.store().current_rv(),
+                                    rv,
+                                    "{label}: refused ({}) but written",
+                                    r.reason
+                                );
+                                sim.shutdown().await;
+                                continue;
+                            }
+                            Ok(p) => p,
+                        };
+                        accepted += 1;
+                        let out = executor(&client, None).execute(&plan, |_| {}).await;
+                        assert!(
+                            matches!(out, Outcome::Completed { .. }),
+                            "{label}: the plan {:?} was accepted, so it must finish: {out:?}",
+                            plan.ops
+                        );
+                        wait_gone(&sim, NS, ORIG).await;
+                        // Its own PV never stays Retain when Delete was the recorded original.
+                        let pv = get(&sim, Kind::PersistentVolume, "", "pv-data").unwrap();
+                        let recorded = orig_recorded.or(pv_recorded.then_some("Delete"));
+                        if matches!(claim, Claim::OrigWithUid) && recorded == Some("Delete") {
+                            assert_eq!(
+                                pv["spec"]["persistentVolumeReclaimPolicy"], "Delete",
+                                "{label}: the volume would leak"
+                            );
+                        }
+                        // Another claim's PV is never changed.
+                        if !matches!(claim, Claim::OrigWithUid) {
+                            assert_eq!(
+                                pv["spec"]["persistentVolumeReclaimPolicy"], policy,
+                                "{label}: another claim's PV was changed"
+                            );
+                        }
+                        sim.shutdown().await;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        accepted >= 30 && refused >= 30,
+        "accepted {accepted}, refused {refused}"
+    );
+}

@@ -167,10 +167,12 @@ pub async fn fresh_snapshot(
                 }
             };
             if kind == Kind::Event {
-                snap.health.entry(Kind::Event).or_insert(crate::cluster::snapshot::KindHealth {
-                    state: crate::cluster::SyncState::Synced,
-                    last_event: None,
-                });
+                snap.health
+                    .entry(Kind::Event)
+                    .or_insert(crate::cluster::snapshot::KindHealth {
+                        state: crate::cluster::SyncState::Synced,
+                        last_event: None,
+                    });
             }
             for o in list.items {
                 if let Some(obj) = to_value(kind, o).and_then(|v| parse_object(v).ok()) {
