@@ -16,7 +16,9 @@ pub(super) async fn delete_guard(
     reason: super::ops::DeleteReason,
 ) -> Result<(), WriteError> {
     use super::ops::DeleteReason;
-    let read = |e: kube::Error| WriteError::Other(format!("guard read failed: {e}"));
+    let read = |e: kube::Error| {
+        WriteError::Other(format!("guard read failed: {}", super::execute::brief(&e)))
+    };
     let Some(claim) = api_for(client, pvc)
         .get_opt(&pvc.name)
         .await

@@ -48,6 +48,9 @@ impl Planned {
     /// A short word for the menu.
     pub fn summary(&self) -> String {
         match self {
+            Planned::Plan(p) if p.ops.is_empty() && !p.waits.is_empty() => {
+                "nothing to write: waits for the PV controller's bind".into()
+            }
             Planned::Plan(p) if p.ops.is_empty() => "nothing to do".into(),
             Planned::Plan(p) => format!(
                 "{} write{}",

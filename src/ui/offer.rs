@@ -190,7 +190,7 @@ pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice
     // What can run comes first, then what has nothing to do, then what is refused and why;
     // within each, the order of the findings (worst first) is kept.
     let rank = |p: &Planned| match p {
-        Planned::Plan(p) if !p.ops.is_empty() => 0,
+        Planned::Plan(p) if !p.is_settled() => 0,
         Planned::NeedsPolicy { .. } | Planned::OnlyCopy { .. } => 0,
         Planned::Plan(_) => 1,
         Planned::Refused(_) => 2,
