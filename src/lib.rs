@@ -11,5 +11,6 @@ pub mod cluster;
 pub mod config;
 pub mod logging;
 pub mod model;
+pub mod serve;
 pub mod sim;
 pub mod ui;

@@ -36,3 +36,14 @@ pub fn init() -> anyhow::Result<PathBuf> {
         .map_err(|e| anyhow::anyhow!("logging already set up: {e}"))?;
     Ok(path)
 }
+
+/// Headless commands (`serve`) have no screen to protect: they log to stderr, where a container
+/// runtime collects it.
+pub fn init_stderr() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

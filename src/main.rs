@@ -8,6 +8,7 @@ async fn main() {
         Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
         Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
         Some(Command::Demo(args)) => restorewatch::cli::demo::run(args).await,
+        Some(Command::Serve(args)) => restorewatch::serve::run(args).await,
         Some(Command::Bench(args)) => restorewatch::bench::run(args).await,
         Some(Command::Completions { shell }) => restorewatch::cli::completions::run(shell),
         Some(Command::Sim(cmd)) => restorewatch::sim::cli::run(cmd).await,

@@ -52,4 +52,11 @@ fn bench_runs_end_to_end_at_a_tiny_size() {
     // No relist after the initial sync: counted by the emulator, not claimed by the client.
     assert_eq!(rw["lists_after_sync"], 0);
     assert!(r["kubectl"].is_null());
+    // `serve` measured on the same cluster: it reported, answered a scrape with the findings'
+    // families, and its memory was read.
+    let serve = &r["serve"];
+    assert!(serve["first_report_s"].as_f64().unwrap() > 0.0, "{serve}");
+    assert!(serve["peak_rss"].as_u64().unwrap() > 0);
+    assert!(serve["scrape_bytes"].as_u64().unwrap() > 100, "{serve}");
+    assert!(stdout.contains("serve: idle CPU"), "{stdout}");
 }

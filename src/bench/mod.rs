@@ -9,6 +9,7 @@
 //! `RESTOREWATCH_BENCH_ROLE` set, so the bench works as a subcommand or as its own binary.
 
 pub mod r#gen;
+pub mod serve_cost;
 pub mod sys;
 pub mod worker;
 
@@ -97,6 +98,9 @@ pub struct SizeResult {
     pub restores: usize,
     pub restorewatch: WorkerResult,
     pub kubectl: Option<KubectlResult>,
+    /// `restorewatch serve` on the same cluster, in its own process.
+    #[serde(default)]
+    pub serve: Option<serve_cost::ServeResult>,
     pub load_before: String,
     pub load_after: String,
 }
@@ -105,6 +109,12 @@ pub struct SizeResult {
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     match std::env::var(ROLE_ENV).as_deref() {
         Ok("sim") => return run_sim().await,
+        Ok("serve") => {
+            let conf: serve_cost::ServeConf = serde_json::from_str(&std::env::var(CONF_ENV)?)?;
+            let r = serve_cost::run(conf).await?;
+            println!("{RESULT_PREFIX}{}", serde_json::to_string(&r)?);
+            return Ok(0);
+        }
         Ok("worker") => {
             let conf: WorkerConf = serde_json::from_str(&std::env::var(CONF_ENV)?)?;
             let r = worker::run(conf).await?;
@@ -246,6 +256,14 @@ async fn orchestrate(args: &BenchArgs) -> anyhow::Result<Vec<SizeResult>> {
             height: 48,
         };
         let rw = run_worker(&conf)?;
+        eprintln!("bench: N={n}: restorewatch serve");
+        let serve = run_child::<serve_cost::ServeResult>(
+            "serve",
+            &serve_cost::ServeConf {
+                url: url.clone(),
+                idle_secs: args.idle_secs,
+            },
+        )?;
         let kubectl = match kubectl_list {
             Some((list_s, list_rss)) => {
                 eprintln!("bench: N={n}: kubectl -w");
@@ -276,6 +294,7 @@ async fn orchestrate(args: &BenchArgs) -> anyhow::Result<Vec<SizeResult>> {
             restores,
             restorewatch: rw,
             kubectl,
+            serve: Some(serve),
             load_before,
             load_after: sys::load_average(),
         });
@@ -310,7 +329,15 @@ fn wait_for_sim(sim: &mut Child) -> anyhow::Result<String> {
 }
 
 fn run_worker(conf: &WorkerConf) -> anyhow::Result<WorkerResult> {
-    let out = child("worker", conf)?
+    run_child("worker", conf)
+}
+
+/// Runs this executable in a measuring role and reads the result line it prints.
+fn run_child<R: serde::de::DeserializeOwned>(
+    role: &str,
+    conf: &impl Serialize,
+) -> anyhow::Result<R> {
+    let out = child(role, conf)?
         .output()
         .context("running the measured process")?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -551,6 +578,33 @@ pub fn render_table(args: &BenchArgs, results: &[SizeResult]) -> String {
     });
     row("snapshot copy (what a batch would clone)", &|r| {
         format!("{:.2} ms", r.restorewatch.snapshot_copy_ms)
+    });
+    let serve = |r: &SizeResult, f: &dyn Fn(&serve_cost::ServeResult) -> String| {
+        r.serve.as_ref().map_or("-".into(), f)
+    };
+    row("serve: first report / peak RSS / steady RSS", &|r| {
+        serve(r, &|s| {
+            format!(
+                "{:.2} s / {} / {}",
+                s.first_report_s,
+                m(s.peak_rss),
+                m(s.steady_rss)
+            )
+        })
+    });
+    row("serve: idle CPU (nobody scraping)", &|r| {
+        serve(r, &|s| {
+            format!("{:.2}% over {:.0} s", s.idle_cpu_pct, s.idle_secs)
+        })
+    });
+    row("serve: one /metrics scrape (median of 5)", &|r| {
+        serve(r, &|s| {
+            format!(
+                "{:.1} ms, {:.0} KiB",
+                s.scrape_ms,
+                s.scrape_bytes as f64 / 1024.0
+            )
+        })
     });
     row("load average before / after", &|r| {
         format!("{} / {}", r.load_before, r.load_after)

@@ -163,7 +163,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn client(url: &str) -> anyhow::Result<kube::Client> {
+pub(super) fn client(url: &str) -> anyhow::Result<kube::Client> {
     let mut config = kube::Config::new(url.parse().context("emulator URL")?);
     config.default_namespace = "default".into();
     Ok(kube::Client::try_from(config)?)

@@ -35,6 +35,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// The dashboard on a simulated Cozystack cluster playing restores (no cluster needed)
     Demo(demo::DemoArgs),
+    /// Serve Prometheus metrics, health and the report over HTTP, headless and read-only
+    Serve(crate::serve::ServeArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
     /// Measure the live dashboard on emulated clusters of N objects, next to kubectl

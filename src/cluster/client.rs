@@ -17,6 +17,9 @@ pub struct Connection {
 }
 
 pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
+    if let Some(conn) = in_cluster(args)? {
+        return Ok(conn);
+    }
     let kubeconfig = match &args.kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
@@ -70,4 +73,35 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
         kube::Error::Api(s) => Some(s.code),
         _ => None,
     }
+}
+
+/// Inside a pod with no kubeconfig given or found, use the pod's service account, as kubectl
+/// and client-go do. `None` when a kubeconfig applies or this is not a pod.
+fn in_cluster(args: &ClusterArgs) -> anyhow::Result<Option<Connection>> {
+    let kubeconfig_given =
+        args.kubeconfig.is_some() || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
+    let default_exists = std::env::var_os("HOME")
+        .map(|h| {
+            std::path::Path::new(&h)
+                .join(".kube")
+                .join("config")
+                .exists()
+        })
+        .unwrap_or(false);
+    if kubeconfig_given || default_exists || std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() {
+        return Ok(None);
+    }
+    if args.context.is_some() {
+        anyhow::bail!("--context needs a kubeconfig; inside a pod there is none");
+    }
+    let config = kube::Config::incluster()
+        .context("cannot use the pod's service account (in-cluster configuration)")?;
+    let cluster_url = config.cluster_url.to_string();
+    let client = Client::try_from(config).context("cannot build a Kubernetes client")?;
+    Ok(Some(Connection {
+        client,
+        context: "in-cluster".to_string(),
+        cluster_url,
+        user: "serviceaccount".to_string(),
+    }))
 }

@@ -7,6 +7,7 @@ pub mod meta;
 pub mod names;
 pub mod object;
 pub mod objects;
+pub mod quantity;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};

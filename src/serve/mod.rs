@@ -1,0 +1,87 @@
+//! `restorewatch serve`: the live pipeline without a terminal, for Prometheus and alerting.
+//! Read-only by construction: it holds no action backend and its endpoints only read frames.
+
+pub mod http;
+pub mod metrics;
+
+use crate::analysis::Settings;
+use crate::cli::common::ClusterArgs;
+use crate::cluster::{client, live};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Where the findings reference is published; alerts link to `<base>#<code>`.
+pub const DEFAULT_DOCS_BASE: &str = "docs/findings.md";
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Address to serve /metrics, /healthz, /readyz and /report on (port 0: any free port)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9917")]
+    pub listen: SocketAddr,
+    /// Where docs/findings.md is published; each finding's metric links to <URL>#<code>
+    #[arg(long, value_name = "URL", default_value = DEFAULT_DOCS_BASE)]
+    pub docs_url: String,
+    /// How long a Running restore may go without change before it counts as stalled
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::check::parse_duration)]
+    pub stall_after: Option<jiff::SignedDuration>,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    crate::logging::init_stderr();
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let conn = client::connect(&args.cluster).await?;
+    let mut settings = Settings::default();
+    if let Some(d) = args.stall_after {
+        settings.stall_after = d;
+    }
+    let source_name = format!("context {} ({})", conn.context, conn.cluster_url);
+    let source = live::start(
+        conn.client,
+        live::LiveOptions {
+            namespace: if args.cluster.all_namespaces {
+                None
+            } else {
+                args.cluster.namespace.clone()
+            },
+            context: conn.context,
+            cluster: conn.cluster_url,
+            settings,
+        },
+    );
+    let state = Arc::new(http::State {
+        frames: source.frames.clone(),
+        docs_base: args.docs_url.clone(),
+        source: source_name.clone(),
+    });
+    // Scripts and tests read the bound address (port 0 picks one) from this line.
+    eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");
+    tracing::info!(%addr, source = %source_name, "serving");
+    let server = tokio::spawn(http::serve(listener, state));
+    shutdown_signal().await;
+    tracing::info!("serve: shutting down");
+    server.abort();
+    drop(source);
+    Ok(crate::cli::exit::OK)
+}
+
+/// SIGTERM (a pod being stopped) and SIGINT end the server; both are a normal stop.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("cannot watch SIGTERM: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
