@@ -146,6 +146,7 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
             }
         }
     }
+    eprintln!("rename matrix: {accepted} accepted and finished, {refused} refused without a write");
     // The matrix holds both kinds of states (a test that could only refuse proves nothing).
     assert!(
         accepted >= 40 && refused >= 20,
@@ -261,6 +262,7 @@ async fn every_reclaim_state_is_either_refused_before_any_write_or_finished_with
             }
         }
     }
+    eprintln!("reclaim matrix: {accepted} accepted and finished, {refused} refused without a write");
     assert!(
         accepted >= 30 && refused >= 30,
         "accepted {accepted}, refused {refused}"
