@@ -262,7 +262,9 @@ async fn every_reclaim_state_is_either_refused_before_any_write_or_finished_with
             }
         }
     }
-    eprintln!("reclaim matrix: {accepted} accepted and finished, {refused} refused without a write");
+    eprintln!(
+        "reclaim matrix: {accepted} accepted and finished, {refused} refused without a write"
+    );
     assert!(
         accepted >= 30 && refused >= 30,
         "accepted {accepted}, refused {refused}"

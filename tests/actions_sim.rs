@@ -717,3 +717,40 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_controller_creating_the_orig_pvc_meanwhile_is_a_one_line_conflict_then_a_resume() {
+    let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
+    let plan = plan_ok(&client, &rename_req()).await;
+    let store = sim.store().clone();
+    let mut raced = false;
+    let mut said = Vec::new();
+    let out = executor(&client, None)
+        .execute(&plan, |e| match e {
+            // The fixed controller creates its own -orig PVC between our read and our create.
+            StepEvent::Start(Op::CreateOrigPvc { .. }) if !raced => {
+                raced = true;
+                let mut o = orig_pvc(
+                    "0e000000-0000-4000-8000-000000000005",
+                    Some(RJ_UID),
+                    "Pending",
+                );
+                o["metadata"]["creationTimestamp"] = json!("2026-11-20T10:00:50Z");
+                store.load(o).expect("the controller's create");
+            }
+            StepEvent::Conflict(_, msg) => said.push(msg),
+            _ => {}
+        })
+        .await;
+    assert!(matches!(out, Outcome::Completed { .. }), "{out:?}");
+    assert_eq!(
+        said,
+        vec![
+            "PVC tenant-a/vm-disk-data-orig-de3e was created since it was read (another writer): re-reading"
+                .to_string()
+        ]
+    );
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    assert_kept(&sim, "raced create", "Delete");
+    sim.shutdown().await;
+}

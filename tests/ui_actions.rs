@@ -17,6 +17,7 @@ use restorewatch::ui::action_worker::WorkerRequest;
 use restorewatch::ui::app::{Actions, App, Modal};
 use restorewatch::ui::dialog::{DISCARD_PHRASE, Dialog, Menu, Perms, Planned, Stage, StepState};
 use restorewatch::ui::{Msg, update};
+use serde_json::json;
 
 fn dialog(a: &App) -> &Dialog {
     match &a.modal {
@@ -891,4 +892,35 @@ fn an_event_that_could_not_be_recorded_is_said_in_the_status_line_and_the_dialog
         status(&a)
     );
     assert!(render(&a).contains("not recorded"), "{}", render(&a));
+}
+
+#[test]
+fn after_the_consent_an_unrecorded_policy_is_asked_with_the_class_policy_preselected() {
+    use actions_support::*;
+    let mut objs = base_objects("Failed");
+    let mut orig = orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Bound");
+    orig["metadata"]["creationTimestamp"] = json!("2026-11-20T10:00:40Z");
+    objs.extend([
+        restored_pvc(),
+        pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", None),
+        orig,
+    ]);
+    let mut a = action_data::app_on(objs, "2026-11-21T10:00:00Z", 120, 40);
+    open_reclaim(&mut a);
+    typ(&mut a, DISCARD_PHRASE);
+    press(&mut a, KeyCode::Enter);
+    match &dialog(&a).stage {
+        Stage::ChoosePolicy {
+            class_policy,
+            delete,
+        } => {
+            assert_eq!(class_policy.as_deref(), Some("Delete"));
+            assert!(*delete, "the StorageClass's policy is preselected");
+        }
+        s => panic!("{s:?}"),
+    }
+    press(&mut a, KeyCode::Enter);
+    let plan = shown_plan(&a);
+    assert_eq!(plan.request.policy.as_deref(), Some("Delete"));
+    assert!(plan.request.discard_only_copy, "the consent is kept");
 }
