@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod execute;
+mod fresh;
 mod guard;
 pub mod ops;
 pub mod plan;
@@ -12,6 +13,7 @@ mod plan_rename;
 mod plan_repairs;
 pub mod rbac;
 mod usage;
+mod write;
 
 pub use ops::Op;
 pub use plan::{ActionRequest, Plan, Refusal, Target, plan};

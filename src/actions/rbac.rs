@@ -59,7 +59,7 @@ pub async fn check(client: &kube::Client, ops: &[Op]) -> anyhow::Result<Vec<Deni
         let answer = api
             .create(&PostParams::default(), &review)
             .await
-            .map_err(|e| anyhow::anyhow!(super::execute::brief(&e)))?;
+            .map_err(|e| anyhow::anyhow!(super::write::brief(&e)))?;
         let status = answer.status.unwrap_or_default();
         if !status.allowed {
             denied.push(Denied {
