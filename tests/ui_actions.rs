@@ -2,8 +2,6 @@
 //! confirmation that Enter alone never gives, the progress and the result. Plans come from
 //! real object sets (the analysis fixtures), so they are the plans `plan` makes.
 
-#[path = "actions_support/mod.rs"]
-mod actions_support;
 mod common;
 
 use common::action_data::{self, RECORDED, RENAME, SERVERNAME, UNRECORDED};
