@@ -70,6 +70,31 @@ fn detail_postgres() {
     });
 }
 
+/// Report 003's restore: its steps look fine, yet the two findings say what is wrong, why and
+/// what to do, on the first screen.
+#[test]
+fn detail_postgres_opens_on_its_findings() {
+    each_size("detail_postgres_steps", |a| {
+        press(a, KeyCode::Char('j'));
+        press(a, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn sorted_tables_show_their_order_in_the_header() {
+    each_size("restores_by_name", |a| press(a, KeyCode::Char('N')));
+    each_size("restores_by_age_reversed", |a| {
+        press(a, KeyCode::Char('A'));
+        press(a, KeyCode::Char('A'));
+    });
+    each_size("orig_by_size", |a| {
+        press(a, KeyCode::Char(':'));
+        typ(a, "orig");
+        press(a, KeyCode::Enter);
+        press(a, KeyCode::Char('Z'));
+    });
+}
+
 #[test]
 fn detail_download_gauge() {
     each_size("detail_download", |a| {
@@ -270,4 +295,39 @@ fn huge_names_are_cut_with_an_ellipsis() {
         press(&mut a, KeyCode::Enter);
         assert!(render(&a).contains("xxx…"), "findings at {w}x{h}");
     }
+}
+
+/// `:ctx`: the header while the new context connects, then the new context before it syncs.
+#[test]
+fn context_switch_headers() {
+    let on_context = |a: &mut App| {
+        a.opts.context = Some("prod-eu".into());
+        a.opts.contexts = vec!["prod-eu".into(), "staging".into()];
+    };
+    each_size("ctx_completion", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx ");
+        press(a, KeyCode::Tab);
+    });
+    each_size("ctx_connecting", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx staging");
+        press(a, KeyCode::Enter);
+    });
+    each_size("ctx_switched_syncing", |a| {
+        on_context(a);
+        press(a, KeyCode::Char(':'));
+        typ(a, "ctx staging");
+        press(a, KeyCode::Enter);
+        update(
+            a,
+            Msg::ContextSwitched {
+                context: "staging".into(),
+                result: Ok(None),
+            },
+        );
+        update(a, Msg::Frame(None));
+    });
 }

@@ -52,6 +52,8 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         notice: None,
         tz: jiff::tz::TimeZone::system(),
         clock_offset: jiff::SignedDuration::ZERO,
+        context: None,
+        contexts: Vec::new(),
     })
 }
 
@@ -92,12 +94,12 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
         crate::cluster::static_source::spawn_at(snapshot, settings, Duration::from_secs(1), offset);
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
-        eprintln!(
+        crate::say_err!(
             "restorewatch: {} document(s) could not be read:",
             problems.len()
         );
         for p in &problems {
-            eprintln!("  {p}");
+            crate::say_err!("  {p}");
         }
     }
     Ok(super::exit::OK)
@@ -105,33 +107,23 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
 
 /// The dashboard on a cluster: the live watch layer hands over frames; the UI never waits on
 /// the API. Unless `--readonly`, the action worker gets the same client, and the user and
-/// context for the audit.
+/// context for the audit. `:ctx` reconnects through the same `Connector`.
 async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> anyhow::Result<i32> {
-    use crate::cluster::{client, live};
-    let conn = client::connect(&args.cluster).await?;
-    tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
-    if !opts.readonly {
-        opts.actions = Some(crate::ui::ActionBackend {
-            client: conn.client.clone(),
-            user: conn.user.clone(),
-            context: conn.context.clone(),
-        });
-    }
-    let source = live::start(
-        conn.client,
-        live::LiveOptions {
-            namespace: if args.cluster.all_namespaces {
-                None
-            } else {
-                args.cluster.namespace.clone()
-            },
-            context: conn.context,
-            cluster: conn.cluster_url,
-            settings,
+    let connector = crate::ui::context::Connector {
+        kubeconfig: args.cluster.kubeconfig.clone(),
+        namespace: if args.cluster.all_namespaces {
+            None
+        } else {
+            args.cluster.namespace.clone()
         },
-    );
-    // `source` stays alive for the whole session: dropping it stops the watches.
-    run_tui(source.frames.clone(), opts).await?;
-    drop(source);
+        settings,
+        readonly: opts.readonly,
+    };
+    let session = connector.connect(args.cluster.context.as_deref()).await?;
+    // A kubeconfig that reads once reads again; if not, `:ctx` only offers no completion.
+    opts.contexts = connector.contexts().unwrap_or_default();
+    opts.context = Some(session.context.clone());
+    opts.actions = session.backend.clone();
+    crate::ui::run::run_tui_live(session, connector, opts).await?;
     Ok(super::exit::OK)
 }

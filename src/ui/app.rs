@@ -4,6 +4,7 @@
 use super::action_worker::{ActionBackend, WorkerRequest};
 use super::dialog::{Dialog, Menu};
 use super::keys::{Keymap, ScreenKind};
+use super::sort::Sort;
 use super::theme::Theme;
 use crate::analysis::{ObjRef, RestoreId};
 use crate::cluster::Frame;
@@ -34,6 +35,11 @@ pub struct UiOptions {
     pub tz: TimeZone,
     /// Added to the wall clock: a dump opened `--now` its time reads as it did then.
     pub clock_offset: jiff::SignedDuration,
+    /// The kubeconfig context shown; `None` when the data is not a context's (demo, dumps),
+    /// and then `:ctx` has nothing to switch.
+    pub context: Option<String>,
+    /// The kubeconfig's contexts, for `:ctx` completion.
+    pub contexts: Vec<String>,
 }
 
 impl Default for UiOptions {
@@ -49,6 +55,8 @@ impl Default for UiOptions {
             notice: None,
             tz: TimeZone::UTC,
             clock_offset: jiff::SignedDuration::ZERO,
+            context: None,
+            contexts: Vec::new(),
         }
     }
 }
@@ -220,6 +228,8 @@ pub struct App {
     pub lists: BTreeMap<ScreenKind, Selection>,
     /// Filter text per table.
     pub filters: BTreeMap<ScreenKind, String>,
+    /// The order chosen per table; absent is the table's default.
+    pub sorts: BTreeMap<ScreenKind, Sort>,
     pub mode: Mode,
     pub namespace: Option<String>,
     pub status: Option<StatusMsg>,
@@ -228,6 +238,10 @@ pub struct App {
     /// Requests for the action worker, taken by the terminal loop after each update; `update`
     /// itself never talks to the API.
     pub outbox: Vec<WorkerRequest>,
+    /// `:ctx NAME` asked for this context; the terminal loop takes it and connects.
+    pub context_request: Option<String>,
+    /// The context being connected to, until it answers.
+    pub switching: Option<String>,
     /// The id of the next dialog, so late answers for a closed one are dropped.
     pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
@@ -262,10 +276,13 @@ impl App {
             stack: Vec::new(),
             lists: BTreeMap::new(),
             filters: BTreeMap::new(),
+            sorts: BTreeMap::new(),
             mode: Mode::Normal,
             modal: None,
             actions,
             outbox: Vec::new(),
+            context_request: None,
+            switching: None,
             next_id: 1,
             now,
             size,
@@ -296,6 +313,14 @@ impl App {
             .get(&self.screen.kind())
             .map(String::as_str)
             .unwrap_or("")
+    }
+
+    /// How a table is sorted: the operator's choice, else its default.
+    pub fn sort(&self, kind: ScreenKind) -> Option<Sort> {
+        self.sorts
+            .get(&kind)
+            .copied()
+            .or_else(|| Sort::default_for(kind))
     }
 
     pub fn list_selection(&self, kind: ScreenKind) -> Selection {

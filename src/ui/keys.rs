@@ -2,6 +2,7 @@
 //! Key dispatch, the `?` help and config overrides all read this table, so a key can never do
 //! one thing while the help says another.
 
+use super::sort::SortCol;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::BTreeMap;
 
@@ -24,6 +25,8 @@ pub enum Action {
     Yaml,
     Freeze,
     Actions,
+    /// Sort the table by a column; again reverses.
+    Sort(SortCol),
     Quit,
 }
 
@@ -47,6 +50,7 @@ impl Action {
             Action::Yaml => "yaml",
             Action::Freeze => "freeze",
             Action::Actions => "actions",
+            Action::Sort(c) => c.name(),
             Action::Quit => "quit",
         }
     }
@@ -241,6 +245,66 @@ const DEFAULTS: &[Default_] = &[
         "repair actions: the plan, then confirm by name",
         &[S::Restores, S::Detail, S::Findings, S::Orig],
     ),
+    (
+        &["F"],
+        Action::Sort(SortCol::Findings),
+        "sort worst first (default); a sort key again reverses",
+        SortCol::Findings.screens(),
+    ),
+    (
+        &["N"],
+        Action::Sort(SortCol::Name),
+        "sort by name",
+        SortCol::Name.screens(),
+    ),
+    (
+        &["P"],
+        Action::Sort(SortCol::Namespace),
+        "sort by namespace",
+        SortCol::Namespace.screens(),
+    ),
+    (
+        &["A"],
+        Action::Sort(SortCol::Age),
+        "sort by age, newest first",
+        SortCol::Age.screens(),
+    ),
+    (
+        &["S"],
+        Action::Sort(SortCol::Status),
+        "sort by phase",
+        SortCol::Status.screens(),
+    ),
+    (
+        &["T"],
+        Action::Sort(SortCol::Target),
+        "sort by target",
+        SortCol::Target.screens(),
+    ),
+    (
+        &["L"],
+        Action::Sort(SortCol::Deadline),
+        "sort by deadline, least time left first",
+        SortCol::Deadline.screens(),
+    ),
+    (
+        &["C"],
+        Action::Sort(SortCol::Code),
+        "sort by finding code",
+        SortCol::Code.screens(),
+    ),
+    (
+        &["R"],
+        Action::Sort(SortCol::Restore),
+        "sort by restore",
+        SortCol::Restore.screens(),
+    ),
+    (
+        &["Z"],
+        Action::Sort(SortCol::Size),
+        "sort by size, biggest first",
+        SortCol::Size.screens(),
+    ),
     (&["q"], Action::Quit, "quit (also ctrl-c)", ALL),
 ];
 
@@ -254,7 +318,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "ns",
         "ns NAME: only this namespace; ns all: every namespace",
     ),
-    ("ctx", "ctx NAME: another kubeconfig context"),
+    (
+        "ctx",
+        "ctx NAME: switch to another kubeconfig context (tab completes)",
+    ),
     ("help", "this help"),
     ("q", "quit"),
 ];

@@ -6,12 +6,15 @@
 pub mod act;
 pub mod action_worker;
 pub mod app;
+pub mod command;
+pub mod context;
 pub mod dialog;
 pub mod format;
 pub mod keys;
 pub mod offer;
 pub mod run;
 pub mod select;
+pub mod sort;
 pub mod theme;
 pub mod update;
 pub mod views;

@@ -5,6 +5,7 @@
 use super::act;
 use super::action_worker::{self, WorkerTx};
 use super::app::{App, UiOptions};
+use super::context::{self, Connector, Session};
 use super::update::{Msg, event_to_msg, update};
 use super::views::view;
 use crate::cluster::FrameRx;
@@ -79,8 +80,91 @@ fn install_panic_hook(log: Option<PathBuf>) {
     }));
 }
 
-pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
+/// The session was ended by a signal; the terminal is already restored. The process should exit
+/// with `128 + signal`, as a shell reports a command killed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("ended by signal {0}")]
+pub struct EndedBySignal(pub i32);
+
+impl EndedBySignal {
+    pub fn exit_status(self) -> i32 {
+        128 + self.0
+    }
+}
+
+/// SIGTERM, SIGHUP, SIGQUIT and SIGINT (a `kill -INT`; Ctrl-C in raw mode is a key): left to
+/// their default, they kill the process with the terminal still raw, in the alternate screen
+/// and capturing the mouse, and a plain `sh` or an ssh session is left unusable. Caught, they
+/// end the loop so the guard restores the terminal first.
+#[cfg(unix)]
+struct Signals(Vec<(i32, tokio::signal::unix::Signal)>);
+
+#[cfg(unix)]
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::quit(),
+            SignalKind::interrupt(),
+        ];
+        let mut v = Vec::new();
+        for k in kinds {
+            v.push((k.as_raw_value(), signal(k)?));
+        }
+        Ok(Signals(v))
+    }
+
+    /// The number of the first signal to arrive.
+    async fn recv(&mut self) -> i32 {
+        let waits = self.0.iter_mut().map(|(n, s)| {
+            let n = *n;
+            Box::pin(async move {
+                s.recv().await;
+                n
+            })
+        });
+        futures::future::select_all(waits).await.0
+    }
+}
+
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals)
+    }
+    async fn recv(&mut self) -> i32 {
+        std::future::pending().await
+    }
+}
+
+pub async fn run_tui(frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
+    run_loop(frames, None, opts).await
+}
+
+/// The dashboard on a kubeconfig context, which `:ctx NAME` switches in place.
+pub async fn run_tui_live(
+    session: Session,
+    connector: Connector,
+    opts: UiOptions,
+) -> anyhow::Result<()> {
+    let frames = session.frames.clone();
+    run_loop(frames, Some((session, connector)), opts).await
+}
+
+async fn run_loop(
+    mut frames: FrameRx,
+    mut live: Option<(Session, Connector)>,
+    opts: UiOptions,
+) -> anyhow::Result<()> {
     install_panic_hook(opts.log_path.clone());
+    // Before the terminal is taken, so that no signal finds it raw without a handler.
+    let mut signals = Signals::install()?;
+    let mut ended_by = None;
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.hide_cursor()?;
@@ -97,12 +181,14 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
     update(&mut app, Msg::Frame(first));
     // The action worker owns the client; its answers arrive as messages like keys and frames.
     let (worker_out, mut worker_msgs) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let worker: Option<WorkerTx> = app
+    let mut worker: Option<WorkerTx> = app
         .opts
         .actions
         .clone()
         .map(|b| action_worker::spawn(b, worker_out.clone()));
-    drop(worker_out);
+    // A context switch starts a worker for the new context's client.
+    let worker_out = live.as_ref().map(|_| worker_out);
+    let (switch_tx, mut switch_rx) = tokio::sync::mpsc::unbounded_channel();
 
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -121,6 +207,9 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                 }
                 None => tracing::warn!(?req, "an action request with no worker"),
             }
+        }
+        if let (Some(name), Some((_, connector))) = (app.context_request.take(), &live) {
+            context::spawn_connect(connector, name, switch_tx.clone());
         }
         if app.quit {
             break;
@@ -168,7 +257,27 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
                 }
             },
             Some(m) = worker_msgs.recv(), if worker.is_some() => update(&mut app, m),
+            Some((name, result)) = switch_rx.recv(), if live.is_some() => {
+                if let Some((session, _)) = &mut live
+                    && context::install(&mut app, session, name, result)
+                {
+                    // The old session is dropped: its watches stopped. An action already
+                    // running in the old worker finishes against the context it was planned on.
+                    frames = session.frames.clone();
+                    frames_open = true;
+                    worker = session
+                        .backend
+                        .clone()
+                        .zip(worker_out.clone())
+                        .map(|(b, out)| action_worker::spawn(b, out));
+                }
+            }
             _ = tick.tick() => update(&mut app, Msg::Tick(clock())),
+            signo = signals.recv() => {
+                tracing::info!(signo, "ended by a signal");
+                ended_by = Some(signo);
+                break;
+            }
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
         // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
@@ -186,5 +295,8 @@ pub async fn run_tui(mut frames: FrameRx, opts: UiOptions) -> anyhow::Result<()>
         }
     }
     terminal.show_cursor()?;
-    Ok(())
+    match ended_by {
+        Some(signo) => Err(EndedBySignal(signo).into()),
+        None => Ok(()),
+    }
 }

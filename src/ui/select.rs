@@ -3,9 +3,10 @@
 
 use super::app::{App, Pane, Screen};
 use super::keys::ScreenKind;
+use super::sort::{self, Key, SortCol};
 use crate::analysis::{
     DiskChain, DownloadInfo, DvInfo, EventLine, Finding, ObjRef, OrigPvcView, PgView, PvInfo,
-    PvcInfo, RestoreView,
+    PvcInfo, RestoreView, StepId,
 };
 use crate::cluster::{Frame, ObjKey, Snapshot, SyncState};
 use crate::model::Kind;
@@ -64,7 +65,36 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
     };
     // Cached: the key scans the findings, and this runs on every draw.
     v.sort_by_cached_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
+    // Any other column sorts this order, so equal values stay worst first.
+    if let Some(s) = app.sort(ScreenKind::Restores)
+        && s.col != SortCol::Findings
+    {
+        sort::apply(&mut v, s, |r| restore_key(r, s.col));
+    } else if app.sort(ScreenKind::Restores).is_some_and(|s| s.reversed) {
+        v.reverse();
+    }
     v
+}
+
+fn text(s: &str) -> Option<Key> {
+    Some(Key::Text(s.to_lowercase()))
+}
+
+fn time(t: Option<Timestamp>) -> Option<i128> {
+    t.map(|t| t.as_nanosecond())
+}
+
+fn restore_key(r: &RestoreView, col: SortCol) -> Option<Key> {
+    match col {
+        SortCol::Name => text(&r.id.name),
+        SortCol::Namespace => text(&format!("{}/{}", r.id.namespace, r.id.name)),
+        // Ascending age is newest first: the later creation time first.
+        SortCol::Age => time(r.created).map(|t| Key::Num(-t)),
+        SortCol::Status => text(&r.phase),
+        SortCol::Target => r.target.as_ref().and_then(|t| text(&t.name)),
+        SortCol::Deadline if !r.terminal => time(r.deadline).map(Key::Num),
+        _ => None,
+    }
 }
 
 fn finding_in_scope(app: &App, f: &Finding) -> bool {
@@ -106,6 +136,15 @@ pub fn findings(app: &App) -> Vec<&Finding> {
         })
         .collect();
     v.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    match app.sort(ScreenKind::Findings) {
+        Some(s) if s.col != SortCol::Findings => sort::apply(&mut v, s, |f| match s.col {
+            SortCol::Code => text(f.code.as_str()),
+            SortCol::Restore => f.restore.as_ref().and_then(|r| text(&r.to_string())),
+            _ => None,
+        }),
+        Some(s) if s.reversed => v.reverse(),
+        _ => {}
+    }
     v
 }
 
@@ -114,7 +153,7 @@ pub fn origs(app: &App) -> Vec<&OrigPvcView> {
         return Vec::new();
     };
     let f = filter_of(app, ScreenKind::Orig);
-    frame
+    let mut v: Vec<&OrigPvcView> = frame
         .report
         .orig_pvcs
         .iter()
@@ -131,7 +170,22 @@ pub fn origs(app: &App) -> Vec<&OrigPvcView> {
             };
             matches(f, &[&o.namespace, &o.pvc.name, &restore, why])
         })
-        .collect()
+        .collect();
+    if let Some(s) = app.sort(ScreenKind::Orig) {
+        sort::apply(&mut v, s, |o| match s.col {
+            SortCol::Name => text(&o.pvc.name),
+            SortCol::Namespace => text(&format!("{}/{}", o.namespace, o.pvc.name)),
+            SortCol::Age => time(o.pvc.created).map(|t| Key::Num(-t)),
+            SortCol::Restore => o.restore.as_ref().and_then(|r| text(&r.to_string())),
+            SortCol::Size => o
+                .size
+                .as_deref()
+                .and_then(sort::quantity_bytes)
+                .map(Key::Num),
+            _ => None,
+        });
+    }
+    v
 }
 
 /// Events of every restore in scope, newest first.
@@ -152,6 +206,13 @@ pub fn events(app: &App) -> Vec<(&RestoreView, &EventLine)> {
         })
         .collect();
     v.sort_by_key(|(_, e)| std::cmp::Reverse(e.time));
+    if let Some(s) = app.sort(ScreenKind::Events) {
+        sort::apply(&mut v, s, |(r, e)| match s.col {
+            SortCol::Age => time(e.time).map(|t| Key::Num(-t)),
+            SortCol::Restore => text(&r.id.to_string()),
+            _ => None,
+        });
+    }
     v
 }
 
@@ -179,6 +240,52 @@ pub fn restore_findings<'a>(app: &'a App, r: &'a RestoreView) -> Vec<&'a Finding
     let mut v: Vec<&Finding> = frame.report.findings_for(&r.id).collect();
     v.sort_by_key(|f| std::cmp::Reverse(f.severity));
     v
+}
+
+/// The steps of `r` a finding is about, so the timeline can mark them. The catalog names no
+/// step, so this is the UI's reading of FINDINGS.md: where in the restore the fact bites.
+pub fn finding_steps(r: &RestoreView, f: &Finding) -> Vec<StepId> {
+    use crate::analysis::Code as C;
+    use StepId as S;
+    let ids: &[StepId] = match f.code {
+        C::OrigPvcForeign | C::RenameHalfDone | C::OrigNameTooLong | C::OrigHashCollision => {
+            &[S::KeepDisks]
+        }
+        C::KeepOriginalDisabled => &[S::KeepDisks],
+        C::DiskNotKept => &[S::KeepDisks, S::DeleteDatavolumes],
+        C::DiskNotRestored => &[S::DataDownload],
+        C::VmNotHalted | C::VmHaltStuck => &[S::HaltVm],
+        C::VeleroRestoreStuck | C::VeleroRestoreFailed => &[S::VeleroRestore],
+        C::ServernameReverted
+        | C::ServernameCollision
+        | C::ObjectstoreOwnerStale
+        | C::SystemBucketBootstrap => &[S::Rebootstrap],
+        C::RestoreDeadlineNear => &[S::Healthy],
+        C::PurgeStuck => &[S::Purge],
+        C::MalformedOptions | C::ConcurrentRestores => &[S::Validate],
+        C::HelmreleaseLeftSuspended => &[S::SuspendReleases, S::SuspendRelease, S::ResumeRelease],
+        // Where the restore stopped or stands still.
+        C::RestoreFailed | C::RestoreStalled => {
+            return r.current_step().map(|s| vec![s.id]).unwrap_or_default();
+        }
+        _ => &[],
+    };
+    ids.iter()
+        .copied()
+        .filter(|id| r.steps.iter().any(|s| s.id == *id))
+        .collect()
+}
+
+/// The step the timeline opens on: the first one a finding is about, else the current one.
+pub fn first_step(app: &App, r: &RestoreView) -> usize {
+    let marked = restore_findings(app, r)
+        .into_iter()
+        .flat_map(|f| finding_steps(r, f))
+        .find_map(|id| r.steps.iter().position(|s| s.id == id));
+    let current = r
+        .current_step()
+        .and_then(|c| r.steps.iter().position(|s| s.id == c.id));
+    marked.or(current).unwrap_or(0)
 }
 
 pub fn pane_len(app: &App, r: &RestoreView, pane: Pane) -> usize {
@@ -317,7 +424,9 @@ pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
     let v: serde_json::Value =
         serde_json::from_str(raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
-    serde_saphyr::to_string(&v).map_err(|e| format!("cannot render YAML: {e}"))
+    serde_saphyr::to_string(&v)
+        .map(crate::text::for_terminal_owned)
+        .map_err(|e| format!("cannot render YAML: {e}"))
 }
 
 /// Kinds a row is built on whose data may be missing or old, and since when.

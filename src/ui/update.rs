@@ -1,8 +1,9 @@
 //! `Event -> Msg` and `update(&mut App, Msg)`: the only place the UI state changes.
 
+use super::action_worker::ActionBackend;
 use super::app::{App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlState};
-use super::keys::{Action, COMMANDS, ScreenKind};
-use super::{act, format, select, views::layout};
+use super::keys::{Action, ScreenKind};
+use super::{act, command, format, select, views::layout};
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
 use crate::analysis::{ObjRef, RestoreId};
@@ -48,6 +49,12 @@ pub enum Msg {
     ActionDone {
         id: u64,
         outcome: Outcome,
+    },
+    /// `:ctx`: the new context is connected and watched (with its action client, if any), or
+    /// why not. Its frames follow as `Frame`s.
+    ContextSwitched {
+        context: String,
+        result: Result<Option<ActionBackend>, String>,
     },
 }
 
@@ -134,6 +141,43 @@ pub fn update(app: &mut App, msg: Msg) {
             act::on_done(app, id, outcome);
             app.dirty = true;
         }
+        Msg::ContextSwitched { context, result } => {
+            on_context_switched(app, context, result);
+            app.dirty = true;
+        }
+    }
+}
+
+fn on_context_switched(
+    app: &mut App,
+    context: String,
+    result: Result<Option<ActionBackend>, String>,
+) {
+    app.switching = None;
+    match result {
+        Ok(backend) => {
+            let old = app.opts.context.replace(context.clone());
+            // Nothing of the old context may be shown as the new one's: start from its
+            // restores list, empty until the new watches sync.
+            app.shown = None;
+            app.latest = None;
+            app.frozen = false;
+            app.screen = Screen::Restores;
+            app.stack.clear();
+            app.lists.clear();
+            app.modal = None;
+            if app.opts.actions.is_some() {
+                app.opts.actions = backend;
+            }
+            let from = old.map(|o| format!(" (was {o})")).unwrap_or_default();
+            app.set_status(format!("context {context}{from}: watching"));
+        }
+        Err(e) => {
+            let shown = app.opts.context.as_deref().unwrap_or("the current one");
+            app.set_error(format!(
+                "cannot switch to context {context}: {e}; still showing {shown}"
+            ));
+        }
     }
 }
 
@@ -161,7 +205,7 @@ fn show_latest(app: &mut App) {
 }
 
 /// Keeps the cursor of the current screen on an existing, visible row.
-fn clamp_current(app: &mut App) {
+pub(super) fn clamp_current(app: &mut App) {
     let len = select::table_len(app);
     let h = layout::rows_height(app);
     match &mut app.screen {
@@ -202,7 +246,7 @@ fn push(app: &mut App, screen: Screen) {
 }
 
 /// Goes to a top-level screen, unless already there.
-fn goto(app: &mut App, screen: Screen) {
+pub(super) fn goto(app: &mut App, screen: Screen) {
     if app.screen.kind() != screen.kind() {
         push(app, screen);
     }
@@ -210,14 +254,20 @@ fn goto(app: &mut App, screen: Screen) {
 
 fn open_restore(app: &mut App, id: Option<RestoreId>, what: &str) {
     match id {
-        Some(id) if select::detail(app, &id).is_some() => push(
-            app,
-            Screen::Detail(DetailState {
-                id,
-                pane: Pane::Steps,
-                sel: [Selection::default(); 4],
-            }),
-        ),
+        Some(id) if select::detail(app, &id).is_some() => {
+            // The timeline opens on the step that matters: a finding's, else the current one.
+            let first = select::detail(app, &id).map_or(0, |r| select::first_step(app, r));
+            let mut sel = [Selection::default(); 4];
+            sel[Pane::Steps.index()].selected = first;
+            push(
+                app,
+                Screen::Detail(DetailState {
+                    id,
+                    pane: Pane::Steps,
+                    sel,
+                }),
+            );
+        }
         Some(id) => app.set_error(format!("restore {id} is not in the current data")),
         None => app.set_status(format!("this {what} is not about one restore")),
     }
@@ -293,6 +343,15 @@ fn on_action(app: &mut App, a: Action) {
             }
         }
         Action::Actions => act::on_actions_key(app),
+        Action::Sort(col) => {
+            let kind = app.screen.kind();
+            if let Some(cur) = app.sort(kind) {
+                let next = cur.pressed(col);
+                app.sorts.insert(kind, next);
+                // The rows moved: start from the top, as a filter does.
+                reset_cursor(app);
+            }
+        }
         Action::Quit => app.quit = true,
     }
 }
@@ -371,26 +430,19 @@ fn on_input(app: &mut App, k: KeyEvent) {
                 cl.completion = None;
             }
             KeyCode::Tab => {
-                let cands = completions(app, &current_text(app));
+                let cands = command::completions(app, &command::current_text(app));
                 if let Mode::Command(cl) = &mut app.mode {
-                    complete(cl, cands);
+                    command::complete(cl, cands);
                 }
             }
             KeyCode::Esc => app.mode = Mode::Normal,
             KeyCode::Enter => {
                 let text = std::mem::take(&mut cl.text);
                 app.mode = Mode::Normal;
-                run_command(app, text.trim());
+                command::run(app, text.trim());
             }
             _ => {}
         },
-    }
-}
-
-fn current_text(app: &App) -> String {
-    match &app.mode {
-        Mode::Command(cl) => cl.text.clone(),
-        _ => String::new(),
     }
 }
 
@@ -401,97 +453,6 @@ fn reset_cursor(app: &mut App) {
             let k = s.kind();
             app.lists.insert(k, Selection::default());
         }
-    }
-}
-
-/// Tab: a single candidate completes; several cycle on every further Tab.
-fn complete(cl: &mut CommandLine, fresh: Vec<String>) {
-    if let Some((cands, i)) = &mut cl.completion
-        && cands.get(*i) == Some(&cl.text)
-        && cands.len() > 1
-    {
-        *i = (*i + 1) % cands.len();
-        cl.text = cands[*i].clone();
-        return;
-    }
-    match fresh.len() {
-        0 => cl.completion = None,
-        _ => {
-            cl.text = fresh[0].clone();
-            cl.completion = Some((fresh, 0));
-        }
-    }
-}
-
-/// Full command lines that extend `text`.
-pub fn completions(app: &App, text: &str) -> Vec<String> {
-    if let Some(prefix) = text.strip_prefix("ns ") {
-        let mut names: Vec<String> = vec!["all".into()];
-        if let Some(f) = &app.shown {
-            names.extend(
-                f.snapshot
-                    .objects
-                    .namespaces
-                    .iter()
-                    .map(|n| n.meta.name.clone()),
-            );
-            names.extend(f.report.restores.iter().map(|r| r.id.namespace.clone()));
-        }
-        names.sort();
-        names.dedup();
-        return names
-            .into_iter()
-            .filter(|n| n.starts_with(prefix))
-            .map(|n| format!("ns {n}"))
-            .collect();
-    }
-    COMMANDS
-        .iter()
-        .map(|(c, _)| *c)
-        .filter(|c| c.starts_with(text))
-        .map(|c| {
-            if matches!(c, "ns" | "ctx") {
-                format!("{c} ")
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-fn run_command(app: &mut App, text: &str) {
-    let (cmd, arg) = match text.split_once(char::is_whitespace) {
-        Some((c, a)) => (c, a.trim()),
-        None => (text, ""),
-    };
-    match cmd {
-        "" => {}
-        "restores" | "restore" | "rs" => goto(app, Screen::Restores),
-        "findings" | "finding" => goto(app, Screen::Findings),
-        "orig" | "origs" => goto(app, Screen::Orig),
-        "events" | "event" | "ev" => goto(app, Screen::Events),
-        "help" => goto(app, Screen::Help { scroll: 0 }),
-        "q" | "q!" | "quit" => app.quit = true,
-        "ns" => match arg {
-            "" => app.set_error("usage: :ns NAME or :ns all"),
-            "all" | "-A" => {
-                app.namespace = None;
-                app.set_status("all namespaces");
-                clamp_current(app);
-            }
-            ns => {
-                app.namespace = Some(ns.to_string());
-                app.set_status(format!("namespace {ns}"));
-                clamp_current(app);
-            }
-        },
-        "ctx" | "context" => {
-            let name = if arg.is_empty() { "NAME" } else { arg };
-            app.set_error(format!(
-                "switching context requires restart: restorewatch --context {name}"
-            ));
-        }
-        other => app.set_error(format!("unknown command :{other} (tab lists the commands)")),
     }
 }
 

@@ -4,6 +4,7 @@
 use super::super::app::{App, Pane, Screen, Selection};
 use super::super::format::{self, fit};
 use super::super::select;
+use super::super::sort::{Sort, SortCol};
 use super::super::theme::Theme;
 use super::layout::TableAreas;
 use crate::analysis::{RestoreView, StepState};
@@ -24,6 +25,10 @@ pub struct Col {
     pub width: Constraint,
     pub right: bool,
     pub min_screen: u16,
+    /// The column `Shift`+letter sorts by, for the header's arrow.
+    pub sort: Option<SortCol>,
+    /// Not narrowed when the line is too short (what the row is about).
+    pub keep: bool,
 }
 
 impl Col {
@@ -33,6 +38,23 @@ impl Col {
             width,
             right: false,
             min_screen: 0,
+            sort: None,
+            keep: false,
+        }
+    }
+    pub const fn keep(mut self) -> Col {
+        self.keep = true;
+        self
+    }
+    pub const fn sorts(mut self, col: SortCol) -> Col {
+        self.sort = Some(col);
+        self
+    }
+    /// The title with the sort arrow when the table is sorted by this column.
+    fn title(&self, sort: Option<Sort>) -> String {
+        match sort {
+            Some(s) if self.sort == Some(s.col) => format!("{}{}", self.title, s.arrow()),
+            _ => self.title.to_string(),
         }
     }
     pub const fn right(mut self) -> Col {
@@ -80,14 +102,16 @@ pub fn draw_table(
     cols: &[Col],
     rows: &[Row],
     sel: Selection,
+    sort: Option<Sort>,
 ) {
     let (columns, rows_area) = (areas.columns, areas.rows);
+    let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
     let screen_w = f.area().width;
     let shown: Vec<usize> = (0..cols.len())
         .filter(|i| screen_w >= cols[*i].min_screen)
         .collect();
     // A `Max` column is only as wide as its widest cell, so short values leave room for names.
-    let constraints: Vec<Constraint> = shown
+    let mut constraints: Vec<Constraint> = shown
         .iter()
         .map(|i| match cols[*i].width {
             Constraint::Max(cap) => {
@@ -95,7 +119,7 @@ pub fn draw_table(
                     .iter()
                     .filter_map(|r| r.cells.get(*i))
                     .map(|c| format::width(&c.text))
-                    .chain([format::width(cols[*i].title)])
+                    .chain([format::width(&titles[*i])])
                     .max()
                     .unwrap_or(0);
                 Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
@@ -103,6 +127,11 @@ pub fn draw_table(
             c => c,
         })
         .collect();
+    let sized: Vec<bool> = shown
+        .iter()
+        .map(|i| matches!(cols[*i].width, Constraint::Max(_)) && !cols[*i].keep)
+        .collect();
+    squeeze(&mut constraints, &sized, columns.width);
     let widths: Vec<usize> = Layout::horizontal(constraints)
         .spacing(1)
         .split(Rect::new(0, 0, columns.width, 1))
@@ -123,12 +152,7 @@ pub fn draw_table(
         shown
             .iter()
             .zip(&widths)
-            .map(|(i, w)| {
-                (
-                    fit(cols[*i].title, *w, cols[*i].right),
-                    theme.column_header(),
-                )
-            })
+            .map(|(i, w)| (fit(&titles[*i], *w, cols[*i].right), theme.column_header()))
             .collect(),
     );
     f.render_widget(Paragraph::new(header), columns);
@@ -164,6 +188,34 @@ pub fn draw_table(
     f.render_widget(Paragraph::new(lines), rows_area);
 }
 
+/// When fixed-width columns overflow the line, narrows the widest of the `shrinkable` ones
+/// first, a column at a time, so long namespaces give way before short, telling values
+/// (left to the layout, every column would be cut a little).
+fn squeeze(constraints: &mut [Constraint], shrinkable: &[bool], width: u16) {
+    const MIN_W: u16 = 8;
+    let len = |c: &Constraint| match c {
+        Constraint::Length(n) => *n,
+        _ => 0,
+    };
+    if constraints
+        .iter()
+        .any(|c| !matches!(c, Constraint::Length(_)))
+    {
+        return;
+    }
+    let spacing = constraints.len().saturating_sub(1) as u16;
+    let mut total: u32 = constraints.iter().map(|c| u32::from(len(c))).sum();
+    let avail = u32::from(width.saturating_sub(spacing));
+    while total > avail {
+        let widest = (0..constraints.len())
+            .filter(|i| shrinkable[*i] && len(&constraints[*i]) > MIN_W)
+            .max_by_key(|i| (len(&constraints[*i]), std::cmp::Reverse(*i)));
+        let Some(i) = widest else { break };
+        constraints[i] = Constraint::Length(len(&constraints[i]) - 1);
+        total -= 1;
+    }
+}
+
 /// A bordered block with a title and an optional row counter and filter.
 pub fn block<'a>(
     theme: &Theme,
@@ -172,11 +224,13 @@ pub fn block<'a>(
     filter: &str,
     focused: bool,
 ) -> Block<'a> {
+    let title = crate::text::one_line(title);
     let mut spans = vec![Span::styled(format!(" {title}"), theme.title(focused))];
     if let Some(n) = count {
         spans.push(Span::styled(format!("[{n}]"), theme.counter()));
     }
     if !filter.is_empty() {
+        let filter = crate::text::one_line(filter);
         spans.push(Span::styled(format!(" </{filter}>"), theme.filter()));
     }
     spans.push(Span::raw(" "));
@@ -232,7 +286,10 @@ pub fn source_label(app: &App) -> String {
         return l.clone();
     }
     let Some(frame) = &app.shown else {
-        return "connecting…".into();
+        return match &app.opts.context {
+            Some(c) => format!("ctx {c} (syncing…)"),
+            None => "connecting…".into(),
+        };
     };
     match &frame.snapshot.source {
         SourceInfo::Live { context, .. } => format!("ctx {context}"),
@@ -348,7 +405,7 @@ pub fn draw_empty(f: &mut Frame, theme: &Theme, area: Rect, lines: Vec<String>) 
             } else {
                 theme.text_dim()
             };
-            Line::styled(l, style).centered()
+            Line::styled(crate::text::one_line_owned(l), style).centered()
         })
         .collect();
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), r);

@@ -6,7 +6,7 @@ use super::super::format::{self, truncate};
 use super::super::select::{self, ChainRow};
 use super::super::theme::Theme;
 use super::common::{self, TAB_SEP, step_glyph};
-use super::{chain, events, findings, layout};
+use super::{chain, events, findings, layout, overview};
 use crate::analysis::{DiskChain, RestoreView};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -49,6 +49,10 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect, d: &DetailState) {
     let sel = d.sel[d.pane.index()];
     let lines = pane_lines(app, r, d.pane);
     draw_lines(f, t, a.pane, lines, sel);
+    if let Some(area) = a.findings {
+        let cards = overview::finding_cards(app, r, area.width);
+        f.render_widget(Paragraph::new(cards), area);
+    }
     if let Some(extra) = a.extra {
         let fs = select::restore_findings(app, r);
         let vis = sel.visible(fs.len(), usize::from(a.pane.height));
@@ -123,12 +127,18 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
             format!("  {} ", cur.id.as_str()),
             t.step(cur.state),
         ));
-        l2.push(Span::styled(cur.detail.clone(), t.text()));
+        l2.push(Span::styled(
+            crate::text::one_line(&cur.detail).into_owned(),
+            t.text(),
+        ));
     } else if r.terminal {
         l2.push(Span::styled("  finished", t.text_ok()));
     }
     let l3 = match &r.message {
-        Some(m) => vec![dim("message "), Span::styled(m.clone(), t.text())],
+        Some(m) => vec![
+            dim("message "),
+            Span::styled(crate::text::one_line(m).into_owned(), t.text()),
+        ],
         None => vec![
             dim("uid "),
             val(r.uid.clone()),
@@ -161,7 +171,12 @@ fn step_lines(app: &App, r: &RestoreView, width: u16) -> Vec<Line<'static>> {
     r.steps
         .iter()
         .map(|s| {
+            let mark = match overview::step_mark(app, r, s.id) {
+                Some(style) => Span::styled("!", style),
+                None => Span::raw(" "),
+            };
             let mut v = vec![
+                mark,
                 Span::styled(format!("{} ", step_glyph(s.state)), t.step(s.state)),
                 Span::styled(format!("{:<19}", s.id.as_str()), t.step(s.state)),
             ];
@@ -175,7 +190,10 @@ fn step_lines(app: &App, r: &RestoreView, width: u16) -> Vec<Line<'static>> {
                     t.text_info(),
                 ));
             }
-            v.push(Span::styled(s.detail.clone(), t.text()));
+            v.push(Span::styled(
+                crate::text::one_line(&s.detail).into_owned(),
+                t.text(),
+            ));
             Line::from(v)
         })
         .collect()

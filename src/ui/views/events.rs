@@ -4,16 +4,21 @@ use super::super::app::App;
 use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
+use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row};
 use crate::analysis::EventLine;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 
 const COLS: &[Col] = &[
-    Col::new("AGE", Constraint::Length(6)).right(),
+    Col::new("AGE", Constraint::Length(6))
+        .right()
+        .sorts(SortCol::Age),
     Col::new("TYPE", Constraint::Length(7)),
     Col::new("REASON", Constraint::Max(22)),
-    Col::new("RESTORE", Constraint::Max(28)).from(90),
+    Col::new("RESTORE", Constraint::Max(28))
+        .from(90)
+        .sorts(SortCol::Restore),
     Col::new("OBJECT", Constraint::Max(36)).from(120),
     Col::new("MESSAGE", Constraint::Fill(1)),
 ];
@@ -72,5 +77,6 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         COLS,
         &rows,
         app.list_selection(ScreenKind::Events),
+        app.sort(ScreenKind::Events),
     );
 }

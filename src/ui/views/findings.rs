@@ -4,6 +4,7 @@
 use super::super::app::App;
 use super::super::keys::ScreenKind;
 use super::super::select;
+use super::super::sort::SortCol;
 use super::super::theme::Theme;
 use super::common::{self, Cell, Col, Row};
 use crate::analysis::Finding;
@@ -13,9 +14,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 const COLS: &[Col] = &[
-    Col::new("SEVERITY", Constraint::Length(8)),
-    Col::new("CODE", Constraint::Max(26)),
-    Col::new("RESTORE", Constraint::Max(32)).from(90),
+    Col::new("SEVERITY", Constraint::Length(9)).sorts(SortCol::Findings),
+    Col::new("CODE", Constraint::Max(26)).sorts(SortCol::Code),
+    Col::new("RESTORE", Constraint::Max(32))
+        .from(90)
+        .sorts(SortCol::Restore),
     Col::new("MESSAGE", Constraint::Fill(1)),
     Col::new("DATA", Constraint::Length(9)),
 ];
@@ -69,7 +72,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         &COLS[..COLS.len() - 1]
     };
     let sel = app.list_selection(ScreenKind::Findings);
-    common::draw_table(f, t, &a, cols, &rows, sel);
+    common::draw_table(f, t, &a, cols, &rows, sel, app.sort(ScreenKind::Findings));
     if let Some(extra) = a.extra {
         let vis = sel.visible(items.len(), usize::from(a.rows.height));
         if let Some(fi) = items.get(vis.selected) {
@@ -110,11 +113,11 @@ pub fn explained_lines<'a>(
         ]),
         Line::from(vec![
             label("what    "),
-            Span::styled(fi.message.as_str(), t.text()),
+            Span::styled(crate::text::one_line(&fi.message), t.text()),
         ]),
         Line::from(vec![
             label("remedy  "),
-            Span::styled(fi.remedy.as_str(), t.text()),
+            Span::styled(crate::text::one_line(&fi.remedy), t.text()),
         ]),
     ];
     let action = match (fi.action, readonly) {

@@ -41,9 +41,17 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         Span::styled("restorewatch", t.logo()),
         Span::styled(" │ ", t.text_dim()),
         Span::styled(source_label(app), t.text()),
+    ];
+    if let Some(next) = &app.switching {
+        left.push(Span::styled(
+            format!(" → connecting to {next}…"),
+            t.text_warning(),
+        ));
+    }
+    left.extend([
         Span::styled(" │ ", t.text_dim()),
         Span::styled(format!("ns: {ns}"), t.text()),
-    ];
+    ]);
     if app.opts.readonly {
         left.push(Span::styled(" │ ", t.text_dim()));
         left.push(Span::styled("read-only", t.text_dim()));

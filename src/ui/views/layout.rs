@@ -93,7 +93,12 @@ pub struct DetailAreas {
     pub pane: Rect,
     /// The selected finding's remedy, under the findings pane.
     pub extra: Option<Rect>,
+    /// Under the step timeline: the restore's findings in full.
+    pub findings: Option<Rect>,
 }
+
+/// The fewest timeline rows kept when the findings need the space.
+const MIN_STEP_ROWS: u16 = 3;
 
 pub fn detail_areas(app: &App, body: Rect) -> DetailAreas {
     let mut inside = inner(body);
@@ -106,11 +111,35 @@ pub fn detail_areas(app: &App, body: Rect) -> DetailAreas {
     let tabs = take_top(&mut inside, 1);
     let findings_pane = matches!(&app.screen, Screen::Detail(d) if d.pane == Pane::Findings);
     let extra = (findings_pane && inside.height >= 10).then(|| take_bottom(&mut inside, 5));
+    // The steps pane shares the screen with the findings: the timeline takes what it needs
+    // when both fit; else the findings come first and the timeline scrolls, keeping a few rows.
+    let mut findings = None;
+    if let Screen::Detail(d) = &app.screen
+        && d.pane == Pane::Steps
+        && let Some(r) = select::detail(app, &d.id)
+    {
+        let cards = super::overview::finding_cards(app, r, inside.width).len() as u16;
+        let steps = (r.steps.len() as u16).max(1);
+        // One blank row between the two.
+        let steps_h = if steps + 1 + cards <= inside.height {
+            steps
+        } else {
+            inside
+                .height
+                .saturating_sub(cards + 1)
+                .max(MIN_STEP_ROWS.min(steps))
+        };
+        let pane = take_top(&mut inside, steps_h);
+        take_top(&mut inside, 1);
+        findings = Some(inside);
+        inside = pane;
+    }
     DetailAreas {
         summary,
         tabs,
         pane: inside,
         extra,
+        findings,
     }
 }
 

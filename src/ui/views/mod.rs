@@ -10,8 +10,10 @@ pub mod header;
 pub mod help;
 pub mod layout;
 pub mod orig;
+pub mod overview;
 pub mod restores;
 pub mod status;
+pub mod wrap;
 pub mod yaml;
 
 use super::app::{App, Screen};
@@ -36,4 +38,5 @@ pub fn view(app: &App, f: &mut Frame) {
     }
     status::draw(f, app, a.status);
     dialog::draw(f, app);
+    super::format::scrub(f.buffer_mut());
 }

@@ -4,6 +4,7 @@ use super::super::app::App;
 use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
+use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row};
 use crate::analysis::OrigPvcView;
 use ratatui::Frame;
@@ -12,11 +13,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 const COLS: &[Col] = &[
-    Col::new("NAMESPACE", Constraint::Max(16)),
-    Col::new("NAME", Constraint::Max(40)),
-    Col::new("SIZE", Constraint::Length(6)).right(),
-    Col::new("AGE", Constraint::Length(6)).right(),
-    Col::new("RESTOREJOB", Constraint::Max(24)).from(100),
+    Col::new("NAMESPACE", Constraint::Max(16)).sorts(SortCol::Namespace),
+    Col::new("NAME", Constraint::Max(40)).sorts(SortCol::Name),
+    Col::new("SIZE", Constraint::Length(6))
+        .right()
+        .sorts(SortCol::Size),
+    Col::new("AGE", Constraint::Length(6))
+        .right()
+        .sorts(SortCol::Age),
+    Col::new("RESTOREJOB", Constraint::Max(24))
+        .from(100)
+        .sorts(SortCol::Restore),
     Col::new("RECORDED", Constraint::Length(8)).from(90),
     Col::new("PV", Constraint::Length(9)).from(110),
     Col::new("POLICY", Constraint::Length(7)),
@@ -94,7 +101,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         .collect();
     let cols = if stale { COLS } else { &COLS[..COLS.len() - 1] };
     let sel = app.list_selection(ScreenKind::Orig);
-    common::draw_table(f, t, &a, cols, &rows, sel);
+    common::draw_table(f, t, &a, cols, &rows, sel, app.sort(ScreenKind::Orig));
     let Some(extra) = a.extra else { return };
     let vis = sel.visible(items.len(), usize::from(a.rows.height));
     let Some(o) = items.get(vis.selected) else {

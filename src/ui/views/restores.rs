@@ -4,32 +4,52 @@ use super::super::app::App;
 use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
+use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row, step_glyph};
 use crate::analysis::{Finding, RestoreView, Severity};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 
 const COLS: &[Col] = &[
-    Col::new("NAMESPACE", Constraint::Max(32)),
-    Col::new("NAME", Constraint::Max(48)),
-    Col::new("TARGET", Constraint::Max(40)).from(100),
+    Col::new("NAMESPACE", Constraint::Max(24)).sorts(SortCol::Namespace),
+    Col::new("NAME", Constraint::Max(48)).sorts(SortCol::Name),
+    Col::new("TARGET", Constraint::Max(40))
+        .from(100)
+        .sorts(SortCol::Target),
     Col::new("DRIVER", Constraint::Length(6)).from(110),
-    Col::new("PHASE", Constraint::Length(9)),
+    // Narrow screens keep the finding instead: the step's glyph tells failed from done.
+    Col::new("PHASE", Constraint::Length(9))
+        .from(90)
+        .sorts(SortCol::Status),
     Col::new("STEP", Constraint::Max(20)),
-    Col::new("AGE", Constraint::Length(6)).right(),
-    Col::new("DEADLINE", Constraint::Length(8)).right().from(90),
-    Col::new("FINDINGS", Constraint::Length(8)),
+    Col::new("AGE", Constraint::Length(6))
+        .right()
+        .sorts(SortCol::Age),
+    Col::new("DEADLINE", Constraint::Length(9))
+        .right()
+        .from(90)
+        .sorts(SortCol::Deadline),
+    Col::new("FINDINGS", Constraint::Max(40))
+        .keep()
+        .sorts(SortCol::Findings),
     Col::new("DATA", Constraint::Length(9)),
 ];
 
-/// `2E 1W`: counts by severity, worst first.
+/// `2E 1W orig-pvc-foreign +2`: the counts by severity, worst first, then the code of the
+/// most severe finding and how many others there are, so the list names the problem.
+/// `findings` must come worst first (the report's order within a restore).
 pub fn badges<'a>(findings: impl Iterator<Item = &'a Finding>) -> (String, Option<Severity>) {
     let (mut e, mut w, mut i) = (0, 0, 0);
+    let mut worst: Option<&Finding> = None;
     for f in findings {
         match f.severity {
             Severity::Error => e += 1,
             Severity::Warning => w += 1,
             Severity::Info => i += 1,
+        }
+        // The first of the highest severity: ties keep the report's order.
+        if worst.is_none_or(|x| f.severity > x.severity) {
+            worst = Some(f);
         }
     }
     let mut parts = Vec::new();
@@ -38,16 +58,15 @@ pub fn badges<'a>(findings: impl Iterator<Item = &'a Finding>) -> (String, Optio
             parts.push(format!("{n}{s}"));
         }
     }
-    let worst = if e > 0 {
-        Some(Severity::Error)
-    } else if w > 0 {
-        Some(Severity::Warning)
-    } else if i > 0 {
-        Some(Severity::Info)
-    } else {
-        None
-    };
-    (parts.join(" "), worst)
+    if let Some(top) = worst {
+        let others = e + w + i - 1;
+        parts.push(if others > 0 {
+            format!("{} +{others}", top.code.as_str())
+        } else {
+            top.code.as_str().to_string()
+        });
+    }
+    (parts.join(" "), worst.map(|f| f.severity))
 }
 
 fn row(app: &App, r: &RestoreView) -> Row {
@@ -140,5 +159,6 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         cols,
         &rows,
         app.list_selection(ScreenKind::Restores),
+        app.sort(ScreenKind::Restores),
     );
 }

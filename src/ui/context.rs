@@ -1,0 +1,137 @@
+//! `:ctx NAME`: switching the dashboard to another kubeconfig context in place. A `Session` is
+//! one context's live watches and action client; switching connects the new one off the draw
+//! loop, then swaps it in whole and drops the old one, which stops the old context's watches.
+//! The frames of two contexts are never mixed: the screen empties until the new one syncs.
+
+use super::action_worker::ActionBackend;
+use super::app::App;
+use super::update::{Msg, update};
+use crate::analysis::Settings;
+use crate::cli::common::ClusterArgs;
+use crate::cluster::live::{self, LiveOptions, LiveSource};
+use crate::cluster::{FrameRx, client};
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// What stays the same across contexts: where the kubeconfig is, the watch scope, the
+/// analysis settings and whether actions are allowed at all.
+#[derive(Debug, Clone)]
+pub struct Connector {
+    pub kubeconfig: Option<PathBuf>,
+    /// `None` watches every namespace.
+    pub namespace: Option<String>,
+    pub settings: Settings,
+    pub readonly: bool,
+}
+
+/// One context being watched. Dropping it stops its watches.
+pub struct Session {
+    pub context: String,
+    pub frames: FrameRx,
+    /// The action client for this context; `None` in a read-only session.
+    pub backend: Option<ActionBackend>,
+    _source: LiveSource,
+}
+
+impl Connector {
+    /// Connects to `context` (the kubeconfig's current one when `None`) and starts watching.
+    pub async fn connect(&self, context: Option<&str>) -> anyhow::Result<Session> {
+        let args = ClusterArgs {
+            kubeconfig: self.kubeconfig.clone(),
+            context: context.map(str::to_string),
+            namespace: self.namespace.clone(),
+            all_namespaces: self.namespace.is_none(),
+        };
+        let conn = client::connect(&args).await?;
+        tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
+        let backend = (!self.readonly).then(|| ActionBackend {
+            client: conn.client.clone(),
+            user: conn.user.clone(),
+            context: conn.context.clone(),
+        });
+        let source = live::start(
+            conn.client,
+            LiveOptions {
+                namespace: self.namespace.clone(),
+                context: conn.context.clone(),
+                cluster: conn.cluster_url,
+                settings: self.settings.clone(),
+            },
+        );
+        Ok(Session {
+            context: conn.context,
+            frames: source.frames.clone(),
+            backend,
+            _source: source,
+        })
+    }
+
+    /// The kubeconfig's context names, for `:ctx` completion.
+    pub fn contexts(&self) -> anyhow::Result<Vec<String>> {
+        let kc = match &self.kubeconfig {
+            Some(p) => kube::config::Kubeconfig::read_from(p)
+                .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
+            None => kube::config::Kubeconfig::read().context("cannot read a kubeconfig")?,
+        };
+        let mut names: Vec<String> = kc.contexts.into_iter().map(|c| c.name).collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+}
+
+/// Connects to `name` in the background; the answer arrives on `tx` with the name.
+pub fn spawn_connect(
+    connector: &Connector,
+    name: String,
+    tx: tokio::sync::mpsc::UnboundedSender<(String, anyhow::Result<Session>)>,
+) {
+    let connector = connector.clone();
+    tokio::spawn(async move {
+        let result = connector.connect(Some(&name)).await;
+        // The loop may be gone (quit while connecting): nothing to tell.
+        let _ = tx.send((name, result));
+    });
+}
+
+/// Takes the answer of a connection started for `name`: on success the new session replaces
+/// `current` (the old one is dropped here, so its watches stop) and the app shows the new
+/// context's first frame. Returns whether the session changed. An answer for a context that
+/// is no longer the one asked for (a later `:ctx` won) is dropped.
+pub fn install(
+    app: &mut App,
+    current: &mut Session,
+    name: String,
+    result: anyhow::Result<Session>,
+) -> bool {
+    if app.switching.as_deref() != Some(name.as_str()) {
+        return false;
+    }
+    match result {
+        Ok(session) => {
+            let backend = session.backend.clone();
+            let old = std::mem::replace(current, session);
+            drop(old);
+            update(
+                app,
+                Msg::ContextSwitched {
+                    context: name,
+                    result: Ok(backend),
+                },
+            );
+            let first = current.frames.borrow_and_update().clone();
+            update(app, Msg::Frame(first));
+            true
+        }
+        Err(e) => {
+            update(
+                app,
+                Msg::ContextSwitched {
+                    context: name,
+                    result: Err(format!("{e:#}")),
+                },
+            );
+            false
+        }
+    }
+}
