@@ -187,7 +187,7 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             body.push(Line::raw(""));
             body.push(Line::from(vec![
                 Span::styled("⚠ the only copy: ", t.text_danger()),
-                Span::styled(reason.clone(), t.text()),
+                Span::styled(crate::text::one_line(reason).into_owned(), t.text()),
             ]));
             body.push(Line::styled(
                 "Keeping it loses nothing. Discarding it may lose the disk's data for good.",
@@ -334,7 +334,10 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             ));
             body.extend(step_lines(t, steps));
             if let Some(w) = waiting {
-                body.push(Line::styled(format!(" … {w}"), t.text_info()));
+                body.push(Line::styled(
+                    format!(" … {}", crate::text::one_line(w)),
+                    t.text_info(),
+                ));
             }
             body.extend(problem_lines(t, &d.problems));
             let bottom = vec![
@@ -557,7 +560,12 @@ fn step_style(t: &Theme, s: StepState) -> (&'static str, &'static str, Style) {
 fn problem_lines(t: &Theme, problems: &[String]) -> Vec<Line<'static>> {
     problems
         .iter()
-        .map(|p| Line::styled(format!("✗ not recorded: {p}"), t.text_danger()))
+        .map(|p| {
+            Line::styled(
+                format!("✗ not recorded: {}", crate::text::one_line(p)),
+                t.text_danger(),
+            )
+        })
         .collect()
 }
 
