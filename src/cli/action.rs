@@ -17,7 +17,8 @@ use crate::{say as println, say_err as eprintln};
     after_help = "Actions:\n  resume-rename   keep a disk as <pvc>-orig-<hash>, or finish a rename the controller left half done\n  \
 reclaim-orig    set the PV's reclaim policy back, then delete an -orig PVC\n  fix-servername  set the Cluster's archive serverName to the app's newServerName\n  \
 resume-release  resume HelmReleases a finished restore left suspended\n\n\
-Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped, 2 bad usage or cluster unreachable.\n\
+Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped (or the PV controller had not\n\
+bound the -orig PVC when the bounded wait ended), 2 bad usage or cluster unreachable.\n\
 Every write is recorded in $XDG_STATE_HOME/restorewatch/audit.jsonl and as an Event on the RestoreJob."
 )]
 pub struct ActionArgs {
@@ -130,7 +131,9 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
         return Ok(exit::FINDINGS);
     }
-    if !args.yes && !the_plan.ops.is_empty() {
+    // Nothing to write but a bind to wait for: waiting only reads, so it needs no --yes; a dry
+    // run still only shows the plan.
+    if args.dry_run || (!args.yes && !the_plan.ops.is_empty()) {
         println!("(dry run: nothing written; add --yes to execute)");
         return Ok(exit::OK);
     }
