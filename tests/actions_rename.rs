@@ -246,32 +246,6 @@ async fn the_per_disk_form_finishes_the_rename_given_the_disk_or_its_orig_pvc() 
     }
 }
 
-/// A two-disk restore: `data` as in `rename_state("fresh")`, `system` whose `-orig` name is
-/// held by another RestoreJob's PVC.
-fn two_disks() -> Vec<Value> {
-    let mut objs = rename_state("fresh");
-    objs[2]["status"]["underlyingResources"]["dataVolumes"] = json!([
-        {"dataVolumeName": "vm-disk-data", "applicationName": "data"},
-        {"dataVolumeName": "vm-disk-system", "applicationName": "system"}]);
-    objs.extend([
-        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "vm-disk-system", "namespace": NS, "uid": "5a000000-0000-4000-8000-000000000013", "creationTimestamp": "2026-09-21T10:00:00Z"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}, "volumeName": "pv-system"},
-            "status": {"phase": "Bound"}}),
-        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-system"},
-            "spec": {"persistentVolumeReclaimPolicy": "Delete",
-                     "claimRef": {"namespace": NS, "name": "vm-disk-system", "uid": "5a000000-0000-4000-8000-000000000013"}},
-            "status": {"phase": "Bound"}}),
-        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "vm-disk-system-orig-de3e", "namespace": NS, "uid": "f5000000-0000-4000-8000-000000000014",
-                         "creationTimestamp": "2026-10-01T10:00:00Z",
-                         "annotations": {"backups.cozystack.io/restore-job-uid": "99999999-0000-4000-8000-000000000000"}},
-            "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-old-system"},
-            "status": {"phase": "Bound"}}),
-    ]);
-    objs
-}
-
 #[tokio::test]
 async fn a_foreign_orig_name_on_one_disk_does_not_stop_keeping_the_other() {
     let (sim, client, _b) = sim_binding(two_disks()).await;

@@ -313,3 +313,66 @@ fn after_the_consent_an_unrecorded_policy_is_asked_with_the_class_policy_presele
     assert_eq!(plan.request.policy.as_deref(), Some("Delete"));
     assert!(plan.request.discard_only_copy, "the consent is kept");
 }
+
+#[test]
+fn a_on_one_disk_keeps_just_that_disk_when_another_has_a_foreign_orig_name() {
+    use restorewatch::ui::app::{Pane, Screen};
+    use restorewatch::ui::select::{self, ChainRow};
+    let mut a = action_data::app_on(
+        actions_support::two_disks(),
+        "2026-11-20T10:01:00Z",
+        120,
+        40,
+    );
+    goto(&mut a, "restores");
+    press(&mut a, KeyCode::Enter);
+    for _ in 0..4 {
+        if matches!(&a.screen, Screen::Detail(d) if d.pane == Pane::Disks) {
+            break;
+        }
+        press(&mut a, KeyCode::Tab);
+    }
+    let Screen::Detail(d) = &a.screen else {
+        panic!("the restore's detail is open")
+    };
+    assert_eq!(d.pane, Pane::Disks);
+    let r = select::detail(&a, &d.id).expect("the restore");
+    let row = select::chain_rows(r)
+        .iter()
+        .position(|c| matches!(c, ChainRow::Disk(c) if c.disk == "vm-disk-data"))
+        .expect("a row for the data disk");
+    for _ in 0..row {
+        press(&mut a, KeyCode::Char('j'));
+    }
+    press(&mut a, KeyCode::Char('a'));
+    let m = menu(&a);
+    assert!(
+        m.about.contains("disk tenant-a/vm-disk-data"),
+        "{}",
+        m.about
+    );
+    let disk = m
+        .entries
+        .iter()
+        .find(|e| {
+            e.choice.action == ActionKind::ResumeRename && e.choice.target.name() == "vm-disk-data"
+        })
+        .expect("resume-rename on the disk");
+    assert!(
+        matches!(&disk.planned, Planned::Plan(p) if p.ops.len() == 5),
+        "{:?}",
+        disk.planned
+    );
+    let whole = m
+        .entries
+        .iter()
+        .find(|e| {
+            e.choice.action == ActionKind::ResumeRename && e.choice.target.name() == "restore-test"
+        })
+        .expect("resume-rename on the restore");
+    assert!(
+        matches!(&whole.planned, Planned::Refused(r) if r.reason.contains("vm-disk-system-orig-de3e")),
+        "{:?}",
+        whole.planned
+    );
+}

@@ -44,6 +44,18 @@ fn pvc_subject(ns: &str, name: &str) -> Subject {
     }
 }
 
+fn disk_subject(app: &App, r: &crate::analysis::RestoreView, disk: &str) -> Subject {
+    let Some(f) = &app.shown else {
+        return Subject::Nothing("no data yet".into());
+    };
+    let mut choices = offer::for_pvc(&r.id.namespace, disk);
+    choices.extend(offer::for_restore(&f.report, r));
+    Subject::Many {
+        about: format!("disk {}/{disk} of RestoreJob {}", r.id.namespace, r.id.name),
+        choices,
+    }
+}
+
 fn subject(app: &App) -> Subject {
     let sel = |k| app.list_selection(k).selected;
     match &app.screen {
@@ -73,6 +85,13 @@ fn subject(app: &App) -> Subject {
                 Pane::Disks => match select::chain_rows(r).get(i) {
                     Some(ChainRow::Orig(c)) if c.orig.is_some() => {
                         pvc_subject(&r.id.namespace, &c.orig_name)
+                    }
+                    // One disk: keep just it (a foreign -orig name on another disk does not
+                    // stop this one), then what applies to the whole restore.
+                    Some(ChainRow::Disk(c) | ChainRow::Orig(c))
+                        if r.driver == crate::analysis::Driver::Velero =>
+                    {
+                        disk_subject(app, r, &c.disk)
                     }
                     _ => restore_subject(app, r),
                 },

@@ -282,6 +282,32 @@ pub fn assert_kept(sim: &SimHandle, state: &str, expect_recorded: &str) {
     }
 }
 
+/// A two-disk restore: `data` as in `rename_state("fresh")`, `system` whose `-orig` name is
+/// held by another RestoreJob's PVC.
+pub fn two_disks() -> Vec<Value> {
+    let mut objs = rename_state("fresh");
+    objs[2]["status"]["underlyingResources"]["dataVolumes"] = json!([
+        {"dataVolumeName": "vm-disk-data", "applicationName": "data"},
+        {"dataVolumeName": "vm-disk-system", "applicationName": "system"}]);
+    objs.extend([
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "vm-disk-system", "namespace": NS, "uid": "5a000000-0000-4000-8000-000000000013", "creationTimestamp": "2026-09-21T10:00:00Z"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}, "volumeName": "pv-system"},
+            "status": {"phase": "Bound"}}),
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-system"},
+            "spec": {"persistentVolumeReclaimPolicy": "Delete",
+                     "claimRef": {"namespace": NS, "name": "vm-disk-system", "uid": "5a000000-0000-4000-8000-000000000013"}},
+            "status": {"phase": "Bound"}}),
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "vm-disk-system-orig-de3e", "namespace": NS, "uid": "f5000000-0000-4000-8000-000000000014",
+                         "creationTimestamp": "2026-10-01T10:00:00Z",
+                         "annotations": {"backups.cozystack.io/restore-job-uid": "99999999-0000-4000-8000-000000000000"}},
+            "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-old-system"},
+            "status": {"phase": "Bound"}}),
+    ]);
+    objs
+}
+
 /// Plans from fresh reads and expects a refusal.
 pub async fn refusal(client: &kube::Client, req: &ActionRequest) -> Refusal {
     match plan_fresh(client, req).await.expect("reads work") {
