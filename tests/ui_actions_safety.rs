@@ -145,6 +145,11 @@ fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
     let plan = shown_plan(&a);
     assert!(plan.request.discard_only_copy, "{:?}", plan.request);
     assert!(
+        render(&a).contains("discard what may be the only good copy"),
+        "{}",
+        render(&a)
+    );
+    assert!(
         plan.notes
             .iter()
             .any(|n| n.contains("discarding it as asked")),

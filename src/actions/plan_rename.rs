@@ -432,11 +432,21 @@ fn rename_disk(
             name: orig_name.clone(),
             uid: orig.map(|o| o.meta.uid.clone()),
         });
+    } else if let Some(c) = pvc
+        && c.meta.deleted.is_none()
+        && c.volume_name.as_deref() == Some(pv_name.as_str())
+    {
+        // The PV already points at the -orig PVC but the original still names it: the
+        // original's delete step needs its claimRef (never delete what the PV does not claim),
+        // and the restore would skip a PVC that still exists.
+        return refuse(format!(
+            "PV {pv_name} already points at {orig_name}, but {disk} still exists and names it: the rename cannot delete {disk} safely (the PV no longer claims it). Check {disk} and delete it by hand, then run again"
+        ));
     } else if let Some(o) = orig
         && o.phase.as_deref() != Some("Bound")
-        && !claim_is_original
     {
-        // The rename is finished; binding the -orig PVC is the PV controller's part.
+        // The rename is finished (the PV names the -orig PVC by name and UID, the original is
+        // gone); binding the -orig PVC is the PV controller's part.
         p.waits
             .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, &orig_name));
         p.notes.push(format!(

@@ -240,6 +240,12 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
                     t.text_info(),
                 ));
             }
+            if plan.request.discard_only_copy {
+                body.push(Line::styled(
+                    "⚠ you chose to discard what may be the only good copy of the disk",
+                    t.text_danger(),
+                ));
+            }
             body.push(Line::raw(""));
             let mut bottom = Vec::new();
             let mut field = None;
