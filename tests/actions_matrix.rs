@@ -89,14 +89,14 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
                         );
                         let (sim, client) =
                             sim_with(state(policy, recorded, original, orig, claim)).await;
-                        let rv = sim.store().current_rv();
+                        let before = ours_state(&sim);
                         let planned = plan_fresh(&client, &rename_req()).await.expect("reads");
                         let plan = match planned {
                             Err(r) => {
                                 refused += 1;
                                 assert_eq!(
-                                    sim.store().current_rv(),
-                                    rv,
+                                    ours_state(&sim),
+                                    before,
                                     "{label}: refused ({}) but written",
                                     r.reason
                                 );
@@ -217,13 +217,13 @@ async fn every_reclaim_state_is_either_refused_before_any_write_or_finished_with
                             policy: asked.map(str::to_string),
                             ..pvc_req(restorewatch::analysis::ActionKind::ReclaimOrig, ORIG)
                         };
-                        let rv = sim.store().current_rv();
+                        let before = ours_state(&sim);
                         let plan = match plan_fresh(&client, &req).await.expect("reads") {
                             Err(r) => {
                                 refused += 1;
                                 assert_eq!(
-                                    sim.store().current_rv(),
-                                    rv,
+                                    ours_state(&sim),
+                                    before,
                                     "{label}: refused ({}) but written",
                                     r.reason
                                 );

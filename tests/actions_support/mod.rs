@@ -332,6 +332,28 @@ pub async fn kubectl_state(sim: &SimHandle) -> String {
     .await
 }
 
+/// What an action can write, for every PV and PVC: existence, spec and our annotations. The PV
+/// controller's own writes (status, its annotations) are not in it, so a binder running beside
+/// a refused action does not look like a write of the action.
+pub fn ours_state(sim: &SimHandle) -> Vec<Value> {
+    let mut out = Vec::new();
+    for kind in [Kind::PersistentVolume, Kind::PersistentVolumeClaim] {
+        for v in sim.store().all(kind, &Default::default()) {
+            let ann = &v["metadata"]["annotations"];
+            out.push(json!([
+                v["metadata"]["namespace"],
+                v["metadata"]["name"],
+                v["metadata"]["uid"],
+                v["metadata"]["deletionTimestamp"],
+                v["spec"],
+                ann["backups.cozystack.io/restore-job-uid"],
+                ann["backups.cozystack.io/original-reclaim-policy"],
+            ]));
+        }
+    }
+    out
+}
+
 /// Runs kubectl against the emulator (on the blocking pool, so the emulator keeps answering).
 pub async fn kubectl(sim: &SimHandle, args: &[&str]) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
