@@ -6,13 +6,14 @@ use super::plan::{
     ActionRequest, Plan, Refusal, Target, ctx_for, list_ref, refuse, restore_ref, restore_target,
 };
 use super::usage::pods_using;
-use crate::analysis::disks::{disk_names, download_for, downloads, ownership, pv_of};
-use crate::analysis::{ObjRef, Ownership, Settings};
+use crate::analysis::disks::{disk_names, download_for, downloads, pv_of};
+use crate::analysis::{ObjRef, Settings};
 use crate::cluster::Snapshot;
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, VELERO_NAMESPACE, orig_pvc_name, parse_orig_name, postgres_release,
 };
 use crate::model::objects::{Pvc, RestoreJob, RjPhase};
+use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Field, Kind, Obj};
 use std::sync::Arc;
 
@@ -177,19 +178,26 @@ pub(super) fn plan_reclaim(
     Ok(())
 }
 
-/// The RestoreJob an `-orig` PVC belongs to, if it still exists: by its `restore-job-uid`
-/// annotation, else the RestoreJob of the matching name created before it (the latest such).
+/// The RestoreJob an `-orig` PVC belongs to, if it still exists, by the one rule the analysis
+/// uses too (`model::ownership`: its `restore-job-uid` annotation, else creation time): a PVC
+/// left by a deleted RestoreJob of the same name is not the running one's.
 fn owner_of<'a>(
     snap: &'a Snapshot,
     orig: &Obj<Pvc>,
     base: &str,
 ) -> Option<&'a Arc<Obj<RestoreJob>>> {
     let ns = orig.meta.namespace.as_str();
-    snap.restore_jobs
-        .in_namespace(ns)
-        .filter(|r| orig_pvc_name(base, &r.meta.name) == orig.meta.name)
-        .filter(|r| matches!(ownership(orig, r), Ownership::Ours { .. }))
-        .max_by_key(|r| r.meta.created)
+    match orig_owner(orig, snap.restore_jobs.in_namespace(ns)) {
+        OrigOwner::Restore { rj, .. } => Some(rj),
+        OrigOwner::Deleted { .. } => None,
+        // Cannot tell: the newest RestoreJob of its name is presumed its maker (the safe side:
+        // a running one refuses).
+        OrigOwner::Unknown => snap
+            .restore_jobs
+            .in_namespace(ns)
+            .filter(|r| orig_pvc_name(base, &r.meta.name) == orig.meta.name)
+            .max_by_key(|r| r.meta.created),
+    }
 }
 
 /// The `-orig` PVC may hold the only good copy of the disk: when its restore failed, or the
