@@ -37,7 +37,12 @@ impl Scratch {
         let made = api
             .create(&PostParams::default(), &pvc)
             .await
-            .with_context(|| format!("creating the scratch PVC {namespace}/{name}"))?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "creating the scratch PVC {namespace}/{name}: {}",
+                    crate::cluster::errors::describe(&e)
+                )
+            })?;
         let uid = made.metadata.uid.context("the created PVC has no UID")?;
         eprintln!("bench: created scratch PVC {namespace}/{name}");
         Ok(Scratch {
@@ -60,12 +65,12 @@ impl Scratch {
             Ok(_) => {}
             Err(e) if super::super::cluster::client::status_code(&e) == Some(404) => {}
             Err(e) => {
-                return Err(e).with_context(|| {
-                    format!(
-                        "deleting the scratch PVC {}/{}: delete it by hand (label {SCRATCH_LABEL})",
-                        self.namespace, self.name
-                    )
-                });
+                anyhow::bail!(
+                    "deleting the scratch PVC {}/{}: {}; delete it by hand (label {SCRATCH_LABEL})",
+                    self.namespace,
+                    self.name,
+                    crate::cluster::errors::describe(&e)
+                );
             }
         }
         // The PVC protection finalizer keeps it a moment longer; wait so the run ends clean.

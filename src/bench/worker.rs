@@ -314,7 +314,12 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             &Patch::Merge(json!({"metadata": {"annotations": {SEQ_ANNOTATION: value}}})),
         )
         .await
-        .with_context(|| format!("patching PVC {ns}/{name}"))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "patching PVC {ns}/{name}: {}",
+                crate::cluster::errors::describe(&e)
+            )
+        })?;
         patch.push(ms(t0.elapsed()));
         let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
             loop {
