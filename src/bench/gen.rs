@@ -112,7 +112,10 @@ pub fn generate_shape(shape: Shape, n: usize, now: Timestamp) -> World {
     if shape == Shape::ManyEvents {
         // Progress events the restore controller might repeat; all about RestoreJobs, so the
         // live watch holds every one.
-        let events = (n / 2).saturating_sub(objects.len());
+        // Each restore already brings nine; top up to half of n, leaving room for a disk.
+        let events = (n / 2)
+            .saturating_sub(restores * 9)
+            .min(n.saturating_sub(objects.len() + 3));
         for e in 0..events {
             let (ns, uid) = &jobs[e % jobs.len()];
             let msg = format!("Waiting for Velero Restore ({e})");
