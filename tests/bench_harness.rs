@@ -113,7 +113,7 @@ impl Drop for Emulator {
     }
 }
 
-fn emulator(dir: &std::path::Path) -> Emulator {
+fn emulator(dir: &std::path::Path, extra: &[&str]) -> Emulator {
     let dump = dir.join("cluster.json");
     let out = bench(&["--sizes", "300", "--write-dump", dump.to_str().unwrap()]);
     assert!(
@@ -127,6 +127,7 @@ fn emulator(dir: &std::path::Path) -> Emulator {
         .arg(&dump)
         .arg("--write-kubeconfig")
         .arg(&kubeconfig)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -192,7 +193,7 @@ fn scratch_pvcs(em: &Emulator) -> String {
 #[test]
 fn bench_measures_an_existing_cluster_read_only_unless_given_a_namespace() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let em = emulator(dir.path());
+    let em = emulator(dir.path(), &[]);
     let kc = em.kubeconfig.to_str().unwrap().to_string();
     let json = dir.path().join("ro.json");
 
@@ -273,5 +274,37 @@ fn bench_measures_an_existing_cluster_read_only_unless_given_a_namespace() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_eq!(scratch_pvcs(&em), "");
+}
+
+#[test]
+fn bench_deletes_its_scratch_pvc_when_a_write_fails_after_creating_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The bench's token may create and delete PVCs but not patch them: its first timed write
+    // fails with the scratch PVC already made. kubectl (no token over http) reads anonymously.
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "user: bench\nrules:\n  - verbs: [get, list, watch]\n  - verbs: [create, delete]\n    resources: [pvc]\n",
+    )
+    .unwrap();
+    let token = format!("bench-token={}", policy.display());
+    let em = emulator(dir.path(), &["--token", &token, "--anonymous", "readonly"]);
+    let out = bench(&[
+        "--kubeconfig",
+        em.kubeconfig.to_str().unwrap(),
+        "--idle-secs",
+        "1",
+        "--writes",
+        "3",
+        "--no-kubectl",
+        "--writes-namespace",
+        "tenant-00000",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("created scratch PVC"), "{stderr}");
+    assert!(stderr.contains("deleted scratch PVC"), "{stderr}");
     assert_eq!(scratch_pvcs(&em), "");
 }
