@@ -367,3 +367,216 @@ async fn kubectl_auth_with_a_readonly_policy() {
         "{err}"
     );
 }
+
+fn managers(obj: &Value) -> Vec<(String, String, String)> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            (s("manager"), s("operation"), s("subresource"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_shows_managed_fields_of_report_003s_managers() {
+    let sim = start(SimConfig::default()).await;
+    let run = sim.play(
+        restorewatch::sim::Scenario::load("pg-servername-reverted").unwrap(),
+        20.0,
+    );
+    let status = tokio::time::timeout(WAIT, run.finished())
+        .await
+        .expect("plays");
+    assert!(status.errors.is_empty(), "{:?}", status.errors);
+    let k = Kubectl::new(&sim, None);
+    let get = [
+        "get",
+        "clusters.postgresql.cnpg.io",
+        "-n",
+        "tenant-b",
+        "postgres-pg1",
+        "-o",
+        "json",
+    ];
+    let hidden: Value = serde_json::from_str(&k.ok(&get, None).await).unwrap();
+    assert!(
+        hidden.pointer("/metadata/managedFields").is_none(),
+        "kubectl hides them by default"
+    );
+    let mut shown = get.to_vec();
+    shown.push("--show-managed-fields");
+    let cluster: Value = serde_json::from_str(&k.ok(&shown, None).await).unwrap();
+    assert_eq!(
+        managers(&cluster),
+        vec![
+            ("helm-controller".into(), "Apply".into(), "".into()),
+            (
+                "cozystack-cnpg-backup-driver".into(),
+                "Apply".into(),
+                "".into()
+            ),
+            ("manager".into(), "Update".into(), "status".into()),
+        ]
+    );
+    assert_eq!(
+        cluster.pointer("/metadata/managedFields/1/fieldsV1/f:spec/f:plugins"),
+        Some(&json!({}))
+    );
+    // kubectl's own writes carry its field managers.
+    k.ok(&["create", "-f", "-"], Some(NS_AND_PVC)).await;
+    k.ok(
+        &[
+            "patch",
+            "pvc",
+            "p1",
+            "-n",
+            "tenant-a",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"labels":{"tier":"gold"}}}"#,
+        ],
+        None,
+    )
+    .await;
+    let pvc: Value = serde_json::from_str(
+        &k.ok(
+            &[
+                "get",
+                "pvc",
+                "p1",
+                "-n",
+                "tenant-a",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ],
+            None,
+        )
+        .await,
+    )
+    .unwrap();
+    assert_eq!(
+        managers(&pvc),
+        vec![
+            ("kubectl-create".into(), "Update".into(), "".into()),
+            ("kubectl-patch".into(), "Update".into(), "".into()),
+        ]
+    );
+    assert_eq!(
+        pvc.pointer("/metadata/managedFields/1/fieldsV1"),
+        Some(&json!({"f:metadata": {"f:labels": {"f:tier": {}}}}))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_sees_the_garbage_collector_and_the_binder() {
+    let sim = start(SimConfig::default()).await;
+    let k = Kubectl::new(&sim, None);
+    k.ok(&["create", "-f", "-"], Some(NS_AND_PVC)).await;
+    let dv = k
+        .ok(
+            &["create", "-o", "json", "-f", "-"],
+            Some("apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: vm-disk-data, namespace: tenant-a}\nspec: {source: {blank: {}}}\n"),
+        )
+        .await;
+    let dv_uid = serde_json::from_str::<Value>(&dv).unwrap()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let owned = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {name}\n  namespace: tenant-a\n  ownerReferences: [{{apiVersion: cdi.kubevirt.io/v1beta1, kind: DataVolume, name: vm-disk-data, uid: {dv_uid}, controller: true}}]\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: 1Gi}}}}\n"
+        )
+    };
+    k.ok(&["create", "-f", "-"], Some(&owned("kept"))).await;
+    k.ok(
+        &[
+            "delete",
+            "datavolume",
+            "vm-disk-data",
+            "-n",
+            "tenant-a",
+            "--cascade=orphan",
+        ],
+        None,
+    )
+    .await;
+    sim.controllers_idle().await;
+    let kept: Value = serde_json::from_str(
+        &k.ok(
+            &["get", "pvc", "kept", "-n", "tenant-a", "-o", "json"],
+            None,
+        )
+        .await,
+    )
+    .unwrap();
+    assert!(
+        kept.pointer("/metadata/ownerReferences").is_none(),
+        "{kept}"
+    );
+    // A PVC created with an owner that does not exist is collected.
+    k.ok(&["create", "-f", "-"], Some(&owned("collected")))
+        .await;
+    sim.controllers_idle().await;
+    let gone = k
+        .run(&["get", "pvc", "collected", "-n", "tenant-a"], None)
+        .await;
+    assert!(!gone.status.success());
+    assert!(
+        String::from_utf8_lossy(&gone.stderr)
+            .contains("persistentvolumeclaims \"collected\" not found"),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
+    // The binder: a claim created before its pre-bound PV is Bound once the PV exists.
+    k.ok(&["create", "-f", "-"], Some(&pvc_manifest("data", "x")))
+        .await;
+    k.ok(
+        &[
+            "patch",
+            "pvc",
+            "data",
+            "-n",
+            "tenant-a",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"volumeName":"pv-data"}}"#,
+        ],
+        None,
+    )
+    .await;
+    let uid = k
+        .ok(
+            &[
+                "get",
+                "pvc",
+                "data",
+                "-n",
+                "tenant-a",
+                "-o",
+                "jsonpath={.metadata.uid}",
+            ],
+            None,
+        )
+        .await;
+    let pv = format!(
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: pv-data}}\nspec:\n  accessModes: [ReadWriteOnce]\n  capacity: {{storage: 2Gi}}\n  csi: {{driver: d, volumeHandle: pv-data}}\n  claimRef: {{apiVersion: v1, kind: PersistentVolumeClaim, namespace: tenant-a, name: data, uid: {uid}}}\n"
+    );
+    k.ok(&["create", "-f", "-"], Some(&pv)).await;
+    sim.controllers_idle().await;
+    let table = k.ok(&["get", "pvc", "data", "-n", "tenant-a"], None).await;
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("Bound") && l.contains("pv-data")),
+        "{table}"
+    );
+    let pvs = k.ok(&["get", "pv", "pv-data"], None).await;
+    assert!(pvs.contains("Bound"), "{pvs}");
+}

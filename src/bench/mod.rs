@@ -159,6 +159,7 @@ async fn run_sim() -> anyhow::Result<i32> {
         // second and on every PVC/PV change (to release protection finalizers); a real API
         // server does no such work, and the bench deletes nothing, so it stays off.
         no_controller_manager: true,
+        pv_resync: std::time::Duration::from_secs(15),
     };
     crate::sim::cli::run(crate::sim::cli::SimCommand::Serve(args)).await
 }

@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use crate::model::Kind;
 use crate::sim::clock::now_rfc3339;
+use crate::sim::managed::{self, Writer};
 use crate::sim::patch::{self, PatchKind};
+use crate::sim::schema;
 use crate::sim::status::{ApiError, success_status};
 use crate::sim::store::{ObjKey, Store, Txn};
 
@@ -21,6 +23,38 @@ pub enum Part {
 pub struct DeleteOptions {
     pub uid: Option<String>,
     pub resource_version: Option<String>,
+    /// `Orphan`, `Foreground` or `Background` (the default).
+    pub propagation: Option<Propagation>,
+}
+
+/// What happens to the dependents of a deleted object (its `propagationPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+impl Propagation {
+    pub fn parse(s: &str) -> Result<Self, ApiError> {
+        match s {
+            "Background" => Ok(Propagation::Background),
+            "Foreground" => Ok(Propagation::Foreground),
+            "Orphan" => Ok(Propagation::Orphan),
+            other => Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+            ))),
+        }
+    }
+
+    /// The finalizer the garbage collector finishes this delete with.
+    fn finalizer(self) -> Option<&'static str> {
+        match self {
+            Propagation::Background => None,
+            Propagation::Foreground => Some("foregroundDeletion"),
+            Propagation::Orphan => Some("orphan"),
+        }
+    }
 }
 
 impl DeleteOptions {
@@ -34,6 +68,9 @@ impl DeleteOptions {
         Ok(DeleteOptions {
             uid: s("/preconditions/uid"),
             resource_version: s("/preconditions/resourceVersion"),
+            propagation: s("/propagationPolicy")
+                .map(|p| Propagation::parse(&p))
+                .transpose()?,
         })
     }
 }
@@ -204,6 +241,7 @@ impl Store {
         kind: Kind,
         namespace: &str,
         mut obj: Value,
+        writer: &Writer,
     ) -> Result<Value, ApiError> {
         let info = kind.info();
         require_object(&obj)?;
@@ -275,6 +313,16 @@ impl Store {
                 o.remove("status");
             }
             defaults_on_create(kind, &mut obj);
+            schema::validate(kind, &obj)?;
+            // The status a server sets itself (PVC Pending) is nobody's write.
+            let status = info
+                .status_subresource
+                .then(|| obj.as_object_mut().and_then(|o| o.remove("status")))
+                .flatten();
+            managed::record(&Value::Null, &mut obj, writer, None, &now_rfc3339());
+            if let Some(s) = status {
+                obj["status"] = s;
+            }
             Ok(txn.commit(kind, &key, Some(obj)))
         })
     }
@@ -287,6 +335,7 @@ impl Store {
         name: &str,
         body: Value,
         part: Part,
+        writer: &Writer,
     ) -> Result<Value, ApiError> {
         require_object(&body)?;
         check_body_type(kind, &body)?;
@@ -297,7 +346,7 @@ impl Store {
             )));
         }
         let rv = meta_str(&body, "resourceVersion").to_string();
-        self.write_over(kind, namespace, name, part, &rv, body)
+        self.write_over(kind, namespace, name, part, &rv, body, writer)
     }
 
     pub fn api_patch(
@@ -308,6 +357,7 @@ impl Store {
         pk: PatchKind,
         body: &[u8],
         part: Part,
+        writer: &Writer,
     ) -> Result<Value, ApiError> {
         // The patch applies to the object as stored now; a resourceVersion it carries is a
         // precondition, as with a real server.
@@ -328,7 +378,7 @@ impl Store {
             } else {
                 current_rv.clone()
             };
-            match self.write_over(kind, namespace, name, part, &precondition, patched) {
+            match self.write_over(kind, namespace, name, part, &precondition, patched, writer) {
                 // The object moved between our read and write, not the client's view: redo.
                 Err(e)
                     if e.code == 409
@@ -349,6 +399,7 @@ impl Store {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn write_over(
         &self,
         kind: Kind,
@@ -357,6 +408,7 @@ impl Store {
         part: Part,
         precondition_rv: &str,
         body: Value,
+        writer: &Writer,
     ) -> Result<Value, ApiError> {
         let info = kind.info();
         let key = key_for(kind, namespace, name);
@@ -420,6 +472,9 @@ impl Store {
                     .unwrap_or(0);
                 meta_mut(&mut result).insert("generation".into(), json!(g + 1));
             }
+            schema::validate(kind, &result)?;
+            let subresource = (part == Part::Status).then_some("status");
+            managed::record(&current, &mut result, writer, subresource, &now_rfc3339());
             Ok(finish_write(txn, kind, &key, &current, result))
         })
     }
@@ -449,7 +504,14 @@ impl Store {
             {
                 return Err(ApiError::rv_precondition(info, name, want, rv));
             }
-            Ok(delete_in(txn, kind, &key, current, false))
+            Ok(delete_with(
+                txn,
+                kind,
+                &key,
+                current,
+                false,
+                opts.propagation,
+            ))
         })
     }
 }
@@ -471,6 +533,31 @@ pub(crate) fn delete_in(
     current: Value,
     force: bool,
 ) -> Deleted {
+    delete_with(txn, kind, key, current, force, None)
+}
+
+/// `delete_in` with a propagation policy: `Orphan` and `Foreground` add the finalizer the
+/// garbage collector finishes them with, so the object waits for it.
+pub(crate) fn delete_with(
+    txn: &mut Txn,
+    kind: Kind,
+    key: &ObjKey,
+    mut current: Value,
+    force: bool,
+    propagation: Option<Propagation>,
+) -> Deleted {
+    if !force
+        && meta_str(&current, "deletionTimestamp").is_empty()
+        && let Some(f) = propagation.and_then(Propagation::finalizer)
+    {
+        let m = meta_mut(&mut current);
+        let list = m.entry("finalizers").or_insert_with(|| json!([]));
+        if let Some(a) = list.as_array_mut()
+            && !a.iter().any(|x| x == f)
+        {
+            a.push(json!(f));
+        }
+    }
     if !force && !finalizers_empty(&current) {
         if !meta_str(&current, "deletionTimestamp").is_empty() {
             return Deleted::Pending(current);

@@ -51,9 +51,19 @@ pub struct ServeArgs {
     /// given limited rights.
     #[arg(long, value_name = "POLICY")]
     pub anonymous: Option<String>,
-    /// Do not remove the PVC/PV protection finalizers of deleted objects.
+    /// Do not run the simulated kube-controller-manager: no protection finalizers removed, no
+    /// garbage collection, no PV binding.
     #[arg(long)]
     pub no_controller_manager: bool,
+    /// How long the PV binder waits before retrying a claim whose volume is bound to another
+    /// claim (a real cluster's resync, ~15 s): `15s`, `500ms`.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_resync)]
+    pub pv_resync: std::time::Duration,
+}
+
+fn parse_resync(s: &str) -> Result<std::time::Duration, String> {
+    crate::sim::clock::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (15s, 500ms)"))
 }
 
 fn parse_token(spec: &str) -> anyhow::Result<(String, Policy)> {
@@ -89,6 +99,9 @@ pub async fn run(cmd: SimCommand) -> anyhow::Result<i32> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    // Listen before anything is announced: a signal sent as soon as the URL is printed must
+    // end the server, not kill it half-way.
+    let signals = Signals::install()?;
     let faults: FaultSpec = match &args.faults {
         Some(s) => s
             .parse()
@@ -124,14 +137,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
         anonymous,
         faults,
         controller_manager: !args.no_controller_manager,
+        pv_resync: args.pv_resync,
         ..SimConfig::default()
     })
     .await?;
     for (path, objs) in loaded {
-        let mut skipped = 0;
         let total = objs.len();
-        for obj in objs {
-            if let Err(e) = sim.store().load(obj) {
+        let mut skipped = 0;
+        for r in sim.store().load_all(objs) {
+            if let Err(e) = r {
                 skipped += 1;
                 tracing::warn!("{}: skipped an object: {}", path.display(), e.message);
             }
@@ -140,6 +154,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
             "loaded {} of {total} objects from {} ({skipped} skipped: unknown kinds or no name)",
             total - skipped,
             path.display()
+        );
+    }
+    let orphans = sim.store().orphans();
+    if !orphans.is_empty() && !args.no_controller_manager {
+        eprintln!(
+            "{} loaded objects name owners that are not loaded (first: {}); the garbage collector deletes them, as a real cluster would (--no-controller-manager keeps them)",
+            orphans.len(),
+            orphans[0]
         );
     }
     let runs: Vec<_> = scenarios
@@ -167,7 +189,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     let abs = std::path::absolute(&path).unwrap_or(path);
     println!("kubeconfig written to {}", abs.display());
     println!("export KUBECONFIG={}", abs.display());
-    wait_for_signal().await?;
+    signals.wait().await;
     for r in &runs {
         let st = r.status();
         for e in &st.errors {
@@ -178,16 +200,37 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
+/// SIGTERM and SIGINT (Ctrl-C): either ends `sim serve`.
+struct Signals {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals {
+                term: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+                int: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    async fn wait(mut self) {
+        #[cfg(unix)]
         tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = term.recv() => {}
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
         }
     }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await?;
-    Ok(())
 }

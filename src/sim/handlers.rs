@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::model::Kind;
 use crate::sim::api_ops::{DeleteOptions, Deleted, Part};
 use crate::sim::auth::Caller;
+use crate::sim::managed::{Operation, Writer};
 use crate::sim::patch::PatchKind;
 use crate::sim::routes::ResourcePath;
 use crate::sim::selectors::{FieldSelector, Filter, LabelSelector};
@@ -27,6 +28,20 @@ fn verb(method: &Method, path: &ResourcePath, watch: bool) -> &'static str {
         (&Method::DELETE, false) => "deletecollection",
         _ => "unknown",
     }
+}
+
+/// Who a write is recorded under in managedFields.
+fn writer(r: &Req, apply: bool) -> Writer {
+    let op = if apply {
+        Operation::Apply
+    } else {
+        Operation::Update
+    };
+    Writer::from_request(
+        r.query.get("fieldManager").map(String::as_str),
+        &r.user_agent,
+        op,
+    )
 }
 
 fn list_kind(kind: Kind) -> String {
@@ -145,24 +160,29 @@ async fn resource_inner(
             if path.status || (info.namespaced && path.namespace.is_none()) {
                 return Err(ApiError::method_not_allowed());
             }
-            let obj = store.api_create(kind, &ns, parse_json(&r.body)?)?;
+            let obj = store.api_create(kind, &ns, parse_json(&r.body)?, &writer(&r, false))?;
             Ok(json_response(201, &obj))
         }
         (&Method::PUT, Some(name)) => {
-            let obj = store.api_update(kind, &ns, name, parse_json(&r.body)?, part)?;
+            let w = writer(&r, false);
+            let obj = store.api_update(kind, &ns, name, parse_json(&r.body)?, part, &w)?;
             Ok(json_response(200, &obj))
         }
         (&Method::PATCH, Some(name)) => {
             let pk = PatchKind::from_content_type(&r.content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type("415: Unsupported Media Type"))?;
-            let obj = store.api_patch(kind, &ns, name, pk, &r.body, part)?;
+            let w = writer(&r, pk == PatchKind::Apply);
+            let obj = store.api_patch(kind, &ns, name, pk, &r.body, part, &w)?;
             Ok(json_response(200, &obj))
         }
         (&Method::DELETE, Some(name)) => {
             if path.status {
                 return Err(ApiError::method_not_allowed());
             }
-            let opts = DeleteOptions::from_body(&r.body)?;
+            let mut opts = DeleteOptions::from_body(&r.body)?;
+            if let Some(p) = r.query.get("propagationPolicy") {
+                opts.propagation = Some(crate::sim::api_ops::Propagation::parse(p)?);
+            }
             let out = store.api_delete(kind, &ns, name, &opts)?;
             let code = match out {
                 Deleted::Gone(_) | Deleted::Pending(_) => 200,

@@ -9,12 +9,13 @@ pub mod api_ops;
 pub mod auth;
 pub mod cli;
 pub mod clock;
+pub mod controllers;
 pub mod discovery;
 pub mod faults;
 pub mod handlers;
-pub mod kcm;
 pub mod kubeconfig;
 pub mod load;
+pub mod managed;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;
@@ -23,6 +24,7 @@ pub mod privileged;
 pub mod proto;
 pub mod routes;
 pub mod scenario;
+pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod status;
@@ -40,7 +42,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::task::JoinHandle;
 
-pub use api_ops::{DeleteOptions, Deleted, Part};
+pub use api_ops::{DeleteOptions, Deleted, Part, Propagation};
 pub use auth::{Policy, Rule};
 pub use faults::{FaultHandle, FaultSpec};
 pub use patch::PatchKind;
@@ -63,10 +65,15 @@ pub struct SimConfig {
     pub bookmark_interval: Duration,
     /// Changes kept per kind for watch resume; older versions get 410 Expired.
     pub history_limit: usize,
-    /// Remove the PVC/PV protection finalizers of deleted objects, like kube-controller-manager.
+    /// Run the simulated kube-controller-manager (`controllers`): protection finalizers,
+    /// garbage collector, PV binder.
     pub controller_manager: bool,
-    /// How long the controller manager waits before removing a protection finalizer.
+    /// How long its controllers take to react to a change (remove a protection finalizer,
+    /// collect an orphan, bind a pre-bound pair).
     pub finalizer_delay: Duration,
+    /// How long the PV binder waits before retrying a claim whose volume is bound to another
+    /// claim (its resync; ~15 s on a real cluster). Tests set a short one.
+    pub pv_resync: Duration,
     /// Seeds uid and name generation.
     pub seed: u64,
 }
@@ -82,8 +89,23 @@ impl Default for SimConfig {
             history_limit: 1000,
             controller_manager: true,
             finalizer_delay: Duration::from_millis(100),
+            pv_resync: Duration::from_secs(15),
             seed: 0x5eed,
         }
+    }
+}
+
+impl SimConfig {
+    /// The PV binder's resync delay (see `pv_resync`).
+    pub fn with_pv_resync(mut self, delay: Duration) -> Self {
+        self.pv_resync = delay;
+        self
+    }
+
+    /// How long the controllers take to react (see `finalizer_delay`).
+    pub fn with_reaction_delay(mut self, delay: Duration) -> Self {
+        self.finalizer_delay = delay;
+        self
     }
 }
 
@@ -108,12 +130,18 @@ impl Sim {
             requests: Default::default(),
         });
         let kcm_on = Arc::new(AtomicBool::new(config.controller_manager));
+        let (progress_tx, progress) = tokio::sync::watch::channel(controllers::Progress::default());
+        let settings = controllers::Settings {
+            reaction_delay: config.finalizer_delay,
+            pv_resync: config.pv_resync,
+        };
         let tasks = vec![
             tokio::spawn(server::serve(listener, ctx)),
-            tokio::spawn(kcm::run(
+            tokio::spawn(controllers::run(
                 store.clone(),
                 kcm_on.clone(),
-                config.finalizer_delay,
+                settings,
+                progress_tx,
             )),
         ];
         Ok(SimHandle {
@@ -121,6 +149,7 @@ impl Sim {
             store,
             faults,
             kcm_on,
+            progress,
             tasks,
             runs: Arc::new(Mutex::new(Vec::new())),
         })
@@ -133,6 +162,7 @@ pub struct SimHandle {
     store: Store,
     faults: FaultHandle,
     kcm_on: Arc<AtomicBool>,
+    progress: tokio::sync::watch::Receiver<controllers::Progress>,
     tasks: Vec<JoinHandle<()>>,
     runs: Arc<Mutex<Vec<ScenarioRun>>>,
 }
@@ -182,6 +212,24 @@ impl SimHandle {
 
     pub fn set_controller_manager(&self, on: bool) {
         self.kcm_on.store(on, Ordering::Relaxed);
+        self.store.nudge();
+    }
+
+    /// How many times the simulated controllers have woken up so far: it does not move while
+    /// nothing changes (they react to changes, they do not poll).
+    pub fn controller_wakeups(&self) -> u64 {
+        self.progress.borrow().wakeups
+    }
+
+    /// Waits until the simulated controllers have reacted to every change made so far (and to
+    /// what their own reactions changed), apart from the PV binder's resyncs; at once when they
+    /// are switched off. What a test waits for before it judges an end state.
+    pub async fn controllers_idle(&self) {
+        let target = self.store.current_rv();
+        let mut rx = self.progress.clone();
+        let _ = rx
+            .wait_for(|p| p.off || (p.seen_rv >= target && p.pending == 0))
+            .await;
     }
 
     /// Starts playing a scenario; `speed` divides its step offsets.

@@ -13,7 +13,9 @@ use tokio::task::AbortHandle;
 
 use super::scenario::*;
 use crate::model::Kind;
+use crate::sim::api_ops::Propagation;
 use crate::sim::clock::{expand_value, now_rfc3339, parse_duration};
+use crate::sim::managed::{Operation, Writer};
 use crate::sim::patch::PatchKind;
 use crate::sim::store::Store;
 
@@ -86,14 +88,24 @@ pub(super) fn expanded(v: &Value) -> Value {
     v
 }
 
+/// All at once (`Store::put_all`): the objects may refer to each other in any order.
 pub(super) fn apply_objects(store: &Store, objects: &[Value]) -> Vec<String> {
-    let mut errors = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        if let Err(e) = store.put(expanded(o)) {
-            errors.push(format!("object {i}: {}", e.message));
-        }
-    }
-    errors
+    let results = store.put_all(objects.iter().map(expanded).collect());
+    results
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.err().map(|e| format!("object {i}: {}", e.message)))
+        .collect()
+}
+
+fn writer(step: &Step) -> Option<Writer> {
+    let manager = step.field_manager.clone()?;
+    let operation = step
+        .operation
+        .as_deref()
+        .and_then(Operation::parse)
+        .unwrap_or(Operation::Update);
+    Some(Writer { manager, operation })
 }
 
 pub(super) fn target(r: &ObjRef) -> anyhow::Result<Kind> {
@@ -106,8 +118,12 @@ pub(super) fn target(r: &ObjRef) -> anyhow::Result<Kind> {
 }
 
 pub(super) fn apply_step(store: &Store, kcm: &Arc<AtomicBool>, step: &Step) -> anyhow::Result<()> {
+    let writer = writer(step);
     if let Some(obj) = &step.create {
-        store.put(expanded(obj))?;
+        match &writer {
+            Some(w) => store.put_as(expanded(obj), w)?,
+            None => store.put(expanded(obj))?,
+        };
     } else if let Some(p) = &step.patch {
         let pk = match p.patch_type.as_deref().unwrap_or("merge") {
             "merge" => PatchKind::Merge,
@@ -115,31 +131,44 @@ pub(super) fn apply_step(store: &Store, kcm: &Arc<AtomicBool>, step: &Step) -> a
             "strategic" => PatchKind::Strategic,
             other => bail!("unknown patch type {other:?} (merge, json, strategic)"),
         };
-        store.patch_object(
+        store.patch_object_as(
             target(&p.target)?,
             &p.target.namespace,
             &p.target.name,
             pk,
             &expanded(&p.patch),
+            writer.as_ref(),
+            None,
         )?;
     } else if let Some(p) = &step.status {
-        store.patch_status(
+        store.patch_object_as(
             target(&p.target)?,
             &p.target.namespace,
             &p.target.name,
-            &expanded(&p.patch),
+            PatchKind::Merge,
+            &json!({ "status": expanded(&p.patch) }),
+            writer.as_ref(),
+            Some("status"),
         )?;
     } else if let Some(d) = &step.delete {
-        store.remove(
+        let propagation = d
+            .propagation
+            .as_deref()
+            .map(Propagation::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        store.remove_with(
             target(&d.target)?,
             &d.target.namespace,
             &d.target.name,
             d.force,
+            propagation,
         )?;
     } else if let Some(ev) = &step.event {
         store.put(event_object(store, ev)?)?;
     } else if let Some(on) = step.controller_manager {
         kcm.store(on, Ordering::Relaxed);
+        store.nudge();
     }
     Ok(())
 }
@@ -247,6 +276,7 @@ pub fn play(store: Store, kcm: Arc<AtomicBool>, scenario: Scenario, speed: f64) 
             |f: &dyn Fn(&mut ScenarioStatus)| f(&mut st.lock().unwrap_or_else(|p| p.into_inner()));
         if let Some(on) = scenario.controller_manager {
             kcm.store(on, Ordering::Relaxed);
+            store.nudge();
         }
         let errors = apply_objects(&store, &scenario.objects);
         update(&|s| s.errors.extend(errors.iter().cloned()));

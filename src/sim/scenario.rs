@@ -10,7 +10,9 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::sim::api_ops::Propagation;
 use crate::sim::clock::parse_duration;
+use crate::sim::managed::Operation;
 use crate::sim::privileged::kind_of;
 use crate::sim::store::Store;
 
@@ -153,6 +155,10 @@ pub struct DeleteStep {
     /// Remove at once, ignoring finalizers.
     #[serde(default)]
     pub force: bool,
+    /// `Background` (default), `Foreground` or `Orphan` (the dependents keep living: a
+    /// controller deleting DataVolumes but not their PVCs).
+    #[serde(default)]
+    pub propagation: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -369,6 +375,13 @@ pub struct Step {
     pub actor: Option<String>,
     #[serde(default)]
     pub note: Option<String>,
+    /// The field manager the write is recorded under in the object's managedFields (create,
+    /// patch, status steps); none = managedFields left as they are.
+    #[serde(default)]
+    pub field_manager: Option<String>,
+    /// `Update` (default) or `Apply`: the operation of that managedFields entry.
+    #[serde(default)]
+    pub operation: Option<String>,
     /// Create (or replace) an object; uid, status and timestamps kept as given.
     #[serde(default)]
     pub create: Option<Value>,
@@ -411,6 +424,24 @@ impl Step {
         }
         if parse_duration(&self.at).is_none() {
             bail!("step {i}: bad offset {:?} (use 2s, 500ms, 1m)", self.at);
+        }
+        if let Some(op) = &self.operation
+            && Operation::parse(op).is_none()
+        {
+            bail!("step {i}: operation {op:?} is not Update or Apply");
+        }
+        if (self.operation.is_some() || self.field_manager.is_some())
+            && self.create.is_none()
+            && self.patch.is_none()
+            && self.status.is_none()
+        {
+            bail!("step {i}: fieldManager/operation apply to create, patch and status steps only");
+        }
+        if self.operation.is_some() && self.field_manager.is_none() {
+            bail!("step {i}: operation needs a fieldManager");
+        }
+        if let Some(p) = self.delete.as_ref().and_then(|d| d.propagation.as_deref()) {
+            Propagation::parse(p).map_err(|e| anyhow::anyhow!("step {i}: {}", e.message))?;
         }
         if let Some(w) = &self.wait {
             if in_branch {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::UnsyncBoxBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER, USER_AGENT};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -118,6 +118,8 @@ pub struct Req {
     pub query: std::collections::HashMap<String, String>,
     pub accept: String,
     pub content_type: String,
+    /// `User-Agent`: the field manager of a write without `fieldManager`.
+    pub user_agent: String,
     pub body: Bytes,
 }
 
@@ -130,6 +132,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     let authorization = header(&req, AUTHORIZATION);
     let accept = header(&req, ACCEPT);
     let content_type = header(&req, CONTENT_TYPE);
+    let user_agent = header(&req, USER_AGENT);
     let method = req.method().clone();
     let query = parse_query(req.uri().query());
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
@@ -175,6 +178,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         query,
         accept,
         content_type,
+        user_agent,
         body,
     };
     let get_only = |v: Option<Value>| match (&r.method, v) {

@@ -172,7 +172,11 @@ impl ApiError {
         Self::new(
             422,
             "Invalid",
-            format!("{kind} \"{name}\" is invalid: [{}]", list.join(", ")),
+            // One cause is written bare, several in brackets, as the real server does.
+            match list.as_slice() {
+                [one] => format!("{kind} \"{name}\" is invalid: {one}"),
+                _ => format!("{kind} \"{name}\" is invalid: [{}]", list.join(", ")),
+            },
         )
         .with_details(d)
     }

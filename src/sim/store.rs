@@ -13,6 +13,9 @@ use crate::model::{KINDS, Kind};
 use crate::sim::selectors::Filter;
 use crate::sim::status::ApiError;
 
+/// Changes the controllers may fall behind by before they re-read the whole store.
+const ALL_CHANGES_CAPACITY: usize = 4096;
+
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
 pub type ObjKey = (String, String);
 
@@ -55,6 +58,8 @@ struct KindState {
 
 pub struct Txn {
     rv: u64,
+    /// Every change of every kind: what the simulated controllers react to.
+    all_tx: broadcast::Sender<Arc<Change>>,
     seq: u64,
     rng: u64,
     history_limit: usize,
@@ -65,6 +70,8 @@ pub struct Txn {
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Mutex<Txn>>,
+    /// Wakes the controllers without a change (switched back on: time to catch up).
+    nudge: Arc<tokio::sync::Notify>,
 }
 
 /// What a list returns before it is shaped into a `<Kind>List`.
@@ -214,7 +221,8 @@ impl Txn {
             }
         }
         // No receivers is normal (nobody watching this kind).
-        let _ = state.tx.send(change);
+        let _ = state.tx.send(change.clone());
+        let _ = self.all_tx.send(change);
         object
     }
 
@@ -255,11 +263,13 @@ impl Store {
                 // Real clusters never start at 1; a non-trivial start catches clients that
                 // assume small numbers.
                 rv: 1000,
+                all_tx: broadcast::channel(ALL_CHANGES_CAPACITY).0,
                 seq: 0,
                 rng: seed,
                 history_limit: history_limit.max(1),
                 kinds,
             })),
+            nudge: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -395,9 +405,32 @@ impl Store {
         }
     }
 
-    /// Live feed of one kind's changes (the simulated controller manager listens here).
+    /// Live feed of one kind's changes.
     pub fn changes(&self, kind: Kind) -> broadcast::Receiver<Arc<Change>> {
         self.lock().kinds[kind as usize].tx.subscribe()
+    }
+
+    /// Live feed of every change of every kind (the simulated controllers listen here). A
+    /// receiver that falls more than `ALL_CHANGES_CAPACITY` behind gets `Lagged` and must
+    /// re-read the store, as an informer relists.
+    pub fn all_changes(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.lock().all_tx.subscribe()
+    }
+
+    /// The current version, and a feed that carries every change after it: read under the
+    /// same lock, so a change is either counted in the version or delivered by the feed.
+    pub fn all_changes_since_now(&self) -> (u64, broadcast::Receiver<Arc<Change>>) {
+        let t = self.lock();
+        (t.rv, t.all_tx.subscribe())
+    }
+
+    /// Wakes whoever waits in `nudged` (the controllers, after being switched back on).
+    pub fn nudge(&self) {
+        self.nudge.notify_one();
+    }
+
+    pub async fn nudged(&self) {
+        self.nudge.notified().await
     }
 }
 
