@@ -3,8 +3,8 @@
 //! the last few changes the watch delivered (`Meta::changes`) into the analysis, which merges
 //! them into each restore's history.
 
-use crate::cluster::snapshot::Objects;
 use crate::cluster::ObjKey;
+use crate::cluster::snapshot::Objects;
 use crate::model::history::{CHANGES_PER_OBJECT, FieldChange, ManagedEntry};
 use crate::model::{AnyObject, Kind};
 use jiff::Timestamp;
@@ -125,11 +125,7 @@ pub fn diff(a: &Value, b: &Value, path: &mut String, out: &mut Vec<PathChange>) 
     let extra = all.len().saturating_sub(CHANGES_PER_UPDATE);
     if extra > 0 {
         all.truncate(CHANGES_PER_UPDATE - 1);
-        all.push((
-            format!("(+{} more fields)", extra + 1),
-            None,
-            None,
-        ));
+        all.push((format!("(+{} more fields)", extra + 1), None, None));
     }
     out.extend(all);
 }
@@ -139,30 +135,50 @@ fn walk(a: &Value, b: &Value, path: &mut String, out: &mut Vec<PathChange>) {
         return;
     }
     let hidden = path_is_secret(path);
+    let empty = serde_json::Map::new();
     match (a, b) {
-        (Value::Object(x), Value::Object(y)) if !hidden => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for k in keys {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(k);
-                walk(
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                    path,
-                    out,
-                );
-                path.truncate(len);
-            }
+        // A map that appears or goes away is listed field by field, as a change inside it is.
+        (Value::Object(x), Value::Null) | (Value::Null, Value::Object(x)) if !hidden => {
+            let (x, y) = if a.is_null() {
+                (&empty, x)
+            } else {
+                (x, &empty)
+            };
+            walk_maps(x, y, path, out);
         }
+        (Value::Object(x), Value::Object(y)) if !hidden => walk_maps(x, y, path, out),
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() && !hidden => {
             for (i, (p, q)) in x.iter().zip(y).enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
                 walk(p, q, path, out);
                 path.truncate(len);
+            }
+        }
+        // Conditions and named items that come and go: matched by `type` / `name`, the path
+        // naming the index in the newer list (or the older one, for an item removed).
+        (Value::Array(x), Value::Array(y))
+            if !hidden && keyed(x).is_some() && keyed(y) == keyed(x) =>
+        {
+            let key = keyed(x).unwrap_or("name");
+            let id = |v: &Value| v.get(key).cloned();
+            for (i, q) in y.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                match x.iter().find(|p| id(p) == id(q)) {
+                    Some(before) => walk(before, q, path, out),
+                    // A new item is one line, not one per field.
+                    None => out.push((path.clone(), None, Some(value_text(q)))),
+                }
+                path.truncate(len);
+            }
+            for (j, p) in x.iter().enumerate() {
+                if !y.iter().any(|q| id(q) == id(p)) {
+                    let len = path.len();
+                    path.push_str(&format!("[{j}]"));
+                    out.push((path.clone(), Some(value_text(p)), None));
+                    path.truncate(len);
+                }
             }
         }
         _ => {
@@ -177,6 +193,40 @@ fn walk(a: &Value, b: &Value, path: &mut String, out: &mut Vec<PathChange>) {
             };
             out.push((path.clone(), show(a), show(b)));
         }
+    }
+}
+
+/// The key list items are told apart by, when every item has one: `type` (conditions) or
+/// `name` (plugins, containers, volumes).
+fn keyed(items: &[Value]) -> Option<&'static str> {
+    ["type", "name"].into_iter().find(|k| {
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|i| i.get(*k).is_some_and(Value::is_string))
+    })
+}
+
+fn walk_maps(
+    x: &serde_json::Map<String, Value>,
+    y: &serde_json::Map<String, Value>,
+    path: &mut String,
+    out: &mut Vec<PathChange>,
+) {
+    let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+    for k in keys {
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(k);
+        walk(
+            x.get(k).unwrap_or(&Value::Null),
+            y.get(k).unwrap_or(&Value::Null),
+            path,
+            out,
+        );
+        path.truncate(len);
     }
 }
 
@@ -282,13 +332,20 @@ mod tests {
         let second = cluster("11", "postgres-pg1", json!([helm_after, driver]));
         let snap = Snapshot::from_objects([parse_object(first).expect("object")]);
         let mut new = parse_object(second).expect("object");
-        track(&snap.objects, &mut new, "2026-01-01T00:00:08Z".parse().expect("time"));
+        track(
+            &snap.objects,
+            &mut new,
+            "2026-01-01T00:00:08Z".parse().expect("time"),
+        );
         let c = &new.meta().changes;
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(&*c[0].path, "spec.plugins[0].parameters.serverName");
         assert_eq!(c[0].before.as_deref(), Some("postgres-pg1-restore-5f3c"));
         assert_eq!(c[0].after.as_deref(), Some("postgres-pg1"));
-        assert_eq!(c[0].manager.as_deref(), Some("cozystack-cnpg-backup-driver"));
+        assert_eq!(
+            c[0].manager.as_deref(),
+            Some("cozystack-cnpg-backup-driver")
+        );
         assert_eq!(c[0].time.to_string(), "2026-01-01T00:00:07Z");
     }
 
@@ -306,7 +363,10 @@ mod tests {
         let c = &obj.meta().changes;
         assert_eq!(c.len(), CHANGES_PER_OBJECT);
         assert_eq!(c.last().and_then(|x| x.after.as_deref()), Some("s20"));
-        assert!(c.iter().all(|x| x.manager.is_none()), "no managedFields, no manager");
+        assert!(
+            c.iter().all(|x| x.manager.is_none()),
+            "no managedFields, no manager"
+        );
         let mut other = cluster("99", "x", json!([]));
         other["metadata"]["uid"] = json!("u2");
         let mut recreated = parse_object(other).expect("object");
@@ -326,7 +386,10 @@ mod tests {
         for secret in ["old-pw", "new-pw", "k1", "k2", "t0p"] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
-        assert!(text.contains("s2"), "a Secret's name is not a secret: {text}");
+        assert!(
+            text.contains("s2"),
+            "a Secret's name is not a secret: {text}"
+        );
         assert!(text.contains(REDACTED), "{text}");
     }
 
@@ -342,6 +405,41 @@ mod tests {
                 "metadata.finalizers".to_string(),
                 Some(r#"["a"]"#.to_string()),
                 Some(r#"["a","b"]"#.to_string())
+            )]
+        );
+        let a = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        let b = json!({"status": {"conditions": [{"type": "Ready", "status": "True"},
+                                                 {"type": "TargetPurged", "status": "True"}]}});
+        let mut out = Vec::new();
+        diff(&a, &b, &mut String::new(), &mut out);
+        assert_eq!(
+            out,
+            vec![
+                (
+                    "status.conditions[0].status".to_string(),
+                    Some("False".to_string()),
+                    Some("True".to_string())
+                ),
+                (
+                    "status.conditions[1]".to_string(),
+                    None,
+                    Some(r#"{"status":"True","type":"TargetPurged"}"#.to_string())
+                ),
+            ]
+        );
+        let mut out = Vec::new();
+        diff(
+            &json!({}),
+            &json!({"status": {"phase": "Running"}}),
+            &mut String::new(),
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![(
+                "status.phase".to_string(),
+                None,
+                Some("Running".to_string())
             )]
         );
         let wide_a = json!({"spec": (0..20).map(|i| (format!("k{i:02}"), json!(i))).collect::<serde_json::Map<_, _>>()});

@@ -137,7 +137,10 @@ mod tests {
         let m = managed_summary(&v);
         assert_eq!(m.len(), 2, "an entry without a manager is not kept");
         let fields: Vec<&str> = m[0].fields.iter().map(|f| &**f).collect();
-        assert_eq!(fields, ["metadata.labels", "spec.instances", "spec.plugins"]);
+        assert_eq!(
+            fields,
+            ["metadata.labels", "spec.instances", "spec.plugins"]
+        );
         assert_eq!(&*m[0].operation, "Apply");
         assert_eq!(m[1].subresource.as_deref(), Some("status"));
         assert!(m[0].owns("spec.plugins[0].parameters.serverName"));

@@ -208,6 +208,7 @@ pub fn restore_test() -> RestoreView {
         ],
         last_change: Some(ago(11)),
         stale: false,
+        history: vec![],
     }
 }
 
@@ -268,6 +269,7 @@ pub fn pg_restore() -> RestoreView {
         events: vec![],
         last_change: Some(ago(3)),
         stale: false,
+        history: vec![],
     }
 }
 
@@ -365,6 +367,7 @@ pub fn healthy_restore() -> RestoreView {
         }],
         last_change: Some(ago(1)),
         stale: false,
+        history: vec![],
     }
 }
 
