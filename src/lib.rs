@@ -11,6 +11,8 @@ pub mod cluster;
 pub mod config;
 pub mod logging;
 pub mod model;
+pub mod private_file;
 pub mod serve;
 pub mod sim;
+pub mod text;
 pub mod ui;

@@ -20,13 +20,11 @@ pub fn state_dir() -> Option<PathBuf> {
 /// Starts file logging and returns the file's path.
 pub fn init() -> anyhow::Result<PathBuf> {
     let dir = state_dir().context("neither XDG_STATE_HOME nor HOME is set")?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join("restorewatch.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    // 0600: the log quotes cluster errors and object names.
+    let opened = crate::private_file::open_append(&path)
         .with_context(|| format!("opening {}", path.display()))?;
+    let file = opened.file;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -34,6 +32,9 @@ pub fn init() -> anyhow::Result<PathBuf> {
         .with_writer(Mutex::new(file))
         .try_init()
         .map_err(|e| anyhow::anyhow!("logging already set up: {e}"))?;
+    if let Some(n) = opened.notice {
+        tracing::warn!("{n}");
+    }
     Ok(path)
 }
 

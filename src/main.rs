@@ -16,8 +16,12 @@ async fn main() {
     };
     let code = match result {
         Ok(code) => code,
+        // The dashboard has already put the terminal back; exit as the signal would have.
+        Err(ref e) if let Some(s) = e.downcast_ref::<restorewatch::ui::run::EndedBySignal>() => {
+            s.exit_status()
+        }
         Err(e) => {
-            eprintln!("restorewatch: {e:#}");
+            restorewatch::say_err!("restorewatch: {e:#}");
             exit::USAGE
         }
     };

@@ -14,11 +14,23 @@ impl Tmux {
     /// Starts `restorewatch ARGS` in a fresh tmux server with XDG folders of its own; `before`
     /// and `after` run in the same shell around it.
     fn start(name: &str, args: &str, before: &str, after: &str) -> Tmux {
+        let home = tempfile::tempdir().expect("temp dir");
+        Tmux::start_in(home, name, args, before, after)
+    }
+
+    /// `start` with XDG folders prepared by the caller (`state/`, `config/` inside `home`).
+    fn start_in(
+        home: tempfile::TempDir,
+        name: &str,
+        args: &str,
+        before: &str,
+        after: &str,
+    ) -> Tmux {
         let bin = std::env::var("RESTOREWATCH_E2E_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
         let t = Tmux {
             socket: format!("rw-e2e-{name}-{}", std::process::id()),
-            _home: tempfile::tempdir().expect("temp dir"),
+            _home: home,
         };
         let script = format!(
             "{before} XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}; {after}",
@@ -102,7 +114,7 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
         "tour",
         "demo --speed 20",
         "echo BEFORE-DEMO;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
     );
 
     // The list comes up with every demo restore, and the broken ones carry error badges.
@@ -221,7 +233,7 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
 
     // Quit: the program ends cleanly and the terminal is back in cooked mode.
     t.keys(&["q"]);
-    let s = t.wait("the shell after quitting", |s| s.contains("EXIT="));
+    let s = t.wait("the shell after quitting", |s| s.contains("STTY-DONE"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert!(
         s.lines().any(|l| l.trim() == "icanon"),
@@ -326,9 +338,9 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         "panic",
         "demo --scenario vm-healthy",
         "export RESTOREWATCH_DEBUG_PANIC=1;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; sleep 60",
+        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
     );
-    t.wait("the shell after the crash", |s| s.contains("EXIT="));
+    t.wait("the shell after the crash", |s| s.contains("STTY-DONE"));
     let s = t.history();
     assert!(
         s.contains("RESTOREWATCH_DEBUG_PANIC is set"),
@@ -343,6 +355,130 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         s.lines().any(|l| l.trim() == "icanon"),
         "the terminal is back in canonical mode:\n{s}"
     );
+}
+
+impl Tmux {
+    /// The pid of the program the pane's shell is running.
+    fn program_pid(&self) -> u32 {
+        let shell = self.run(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+        let shell = shell.trim();
+        let start = Instant::now();
+        loop {
+            let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.parse().expect("a pid");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the shell {shell} runs no program"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the terminal is doing: alternate screen, cursor shown, any mouse mode.
+    fn modes(&self) -> String {
+        self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "e2e",
+            "alt=#{alternate_on} cursor=#{cursor_flag} mouse=#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}#{mouse_all_flag}",
+        ])
+        .trim()
+        .to_string()
+    }
+}
+
+/// Issue 10, point 3: a signal from outside (a supervisor's SIGTERM, a dropped ssh session's
+/// SIGHUP, SIGQUIT, a `kill -INT`) leaves the terminal as it was found, under a plain `sh`
+/// where nothing else would repair it, and the exit status says which signal it was.
+#[test]
+fn a_signal_leaves_the_terminal_as_it_was_found() {
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/incident/monday-morning.yaml"
+    );
+    for (name, signo) in [("TERM", 15), ("HUP", 1), ("QUIT", 3), ("INT", 2)] {
+        let t = Tmux::start(
+            &format!("sig{name}"),
+            &format!("--snapshot {dump} --now 2026-11-20T10:30:00Z"),
+            "echo BEFORE-DASHBOARD;",
+            "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo; echo STTY-DONE; sleep 60",
+        );
+        t.wait("the dashboard", |s| s.contains("restores["));
+        let during = t.modes();
+        assert!(
+            during.starts_with("alt=1"),
+            "SIG{name}: the dashboard is on the alternate screen: {during}"
+        );
+        let pid = t.program_pid();
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIG{name} sent to {pid}");
+        let s = t.wait("the shell after the signal", |s| s.contains("STTY-DONE"));
+        assert!(
+            s.contains(&format!("EXIT={}", 128 + signo)),
+            "SIG{name}: exit status 128+{signo}:\n{s}"
+        );
+        let lines: Vec<&str> = s.lines().map(str::trim).collect();
+        assert!(
+            lines.contains(&"icanon") && lines.contains(&"echo"),
+            "SIG{name}: the terminal is back in cooked mode with echo:\n{s}"
+        );
+        assert!(
+            s.contains("BEFORE-DASHBOARD"),
+            "SIG{name}: the shell's screen is back:\n{s}"
+        );
+        assert_eq!(
+            t.modes(),
+            "alt=0 cursor=1 mouse=0000",
+            "SIG{name}: main screen, cursor shown, no mouse capture"
+        );
+    }
+}
+
+/// Issue 10, point 8: the log quotes cluster errors and names; it is 0600 in a 0700 folder, and
+/// one an older version left world-readable is tightened (and the log says so).
+#[test]
+fn the_dashboard_log_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/incident/monday-morning.yaml"
+    );
+    for existing in [false, true] {
+        let home = tempfile::tempdir().expect("temp dir");
+        let log = home.path().join("state/restorewatch/restorewatch.log");
+        if existing {
+            std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+            std::fs::write(&log, "an older session\n").unwrap();
+            std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let t = Tmux::start_in(
+            home,
+            &format!("log{existing}"),
+            &format!("--snapshot {dump}"),
+            "",
+            "sleep 60",
+        );
+        t.wait("the dashboard", |s| s.contains("restores["));
+        assert_eq!(mode(&log), 0o600, "the log (existing before: {existing})");
+        if !existing {
+            assert_eq!(mode(log.parent().unwrap()), 0o700, "the state folder");
+        } else {
+            let text = std::fs::read_to_string(&log).unwrap();
+            assert!(
+                text.contains("now 0600"),
+                "the log says it was tightened:\n{text}"
+            );
+        }
+        t.keys(&["q"]);
+    }
 }
 
 /// An emulator in its own process (`sim serve`), as a second cluster would be.

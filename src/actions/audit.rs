@@ -35,13 +35,12 @@ pub fn audit_path() -> PathBuf {
 }
 
 pub fn append(path: &std::path::Path, line: &AuditLine) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    // 0600 in a 0700 folder: the audit names users, clusters and objects.
+    let opened = crate::private_file::open_append(path)?;
+    if let Some(n) = opened.notice {
+        tracing::warn!("{n}");
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = opened.file;
     let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
     text.push('\n');
     f.write_all(text.as_bytes())

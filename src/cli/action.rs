@@ -7,6 +7,9 @@ use crate::actions::execute::{Executor, Outcome, StepEvent};
 use crate::actions::{ActionRequest, Plan, Target, audit, rbac};
 use crate::analysis::ActionKind;
 use clap::{ArgGroup, Args};
+// Plans and results quote names, messages and API errors from the cluster: every line this
+// command prints goes through the terminal sanitizer.
+use crate::{say as println, say_err as eprintln};
 
 #[derive(Debug, Clone, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["restore", "pvc"])))]

@@ -163,7 +163,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         match crate::cluster::list_once::snapshot(&args.cluster).await {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("restorewatch: {e:#}");
+                crate::say_err!("restorewatch: {e:#}");
                 return Ok(exit::USAGE);
             }
         }
@@ -171,12 +171,12 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         match load_snapshot(&args.snapshots) {
             Ok((snap, problems)) => {
                 for p in &problems {
-                    eprintln!("restorewatch: {p}");
+                    crate::say_err!("restorewatch: {p}");
                 }
                 snap
             }
             Err(e) => {
-                eprintln!("restorewatch: {e:#}");
+                crate::say_err!("restorewatch: {e:#}");
                 return Ok(exit::USAGE);
             }
         }

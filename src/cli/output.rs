@@ -1,6 +1,7 @@
 //! How `check` prints a report: the documented JSON schema for scripts, readable text for people.
 
 use crate::analysis::{Finding, Report, RestoreView, Severity, StepState};
+use crate::text::one_line as shown;
 use serde::Serialize;
 use std::fmt::Write;
 use std::io::IsTerminal;
@@ -99,9 +100,9 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, indent: &str) {
         "{indent}{} {}{stale}: {}",
         p.sev(f.severity),
         p.bold(f.code.as_str()),
-        f.message
+        shown(&f.message)
     );
-    let _ = writeln!(out, "{indent}    remedy: {}", f.remedy);
+    let _ = writeln!(out, "{indent}    remedy: {}", shown(&f.remedy));
     if let Some(a) = f.action {
         let target = match &f.restore {
             Some(r) if a != crate::analysis::ActionKind::ReclaimOrig => format!("--restore {r}"),
@@ -112,10 +113,18 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, indent: &str) {
                 .map(|o| format!("--pvc {}/{}", o.namespace, o.name))
                 .unwrap_or_default(),
         };
-        let _ = writeln!(out, "{indent}    action: restorewatch action {a} {target}");
+        let _ = writeln!(
+            out,
+            "{indent}    action: restorewatch action {a} {}",
+            shown(&target)
+        );
     }
     if !f.objects.is_empty() {
-        let objs: Vec<String> = f.objects.iter().map(|o| o.to_string()).collect();
+        let objs: Vec<String> = f
+            .objects
+            .iter()
+            .map(|o| shown(&o.to_string()).into_owned())
+            .collect();
         let _ = writeln!(
             out,
             "{indent}    {}",
@@ -128,14 +137,18 @@ fn restore_header(out: &mut String, p: &Paint, r: &RestoreView) {
     let target = r
         .target
         .as_ref()
-        .map(|t| format!("{} {}", t.kind, t.name))
+        .map(|t| format!("{} {}", shown(&t.kind), shown(&t.name)))
         .unwrap_or_else(|| "unknown target".into());
     let mode = if r.in_place { "in place" } else { "copy" };
-    let phase = if r.phase.is_empty() { "New" } else { &r.phase };
+    let phase = if r.phase.is_empty() {
+        "New".into()
+    } else {
+        shown(&r.phase)
+    };
     let _ = writeln!(
         out,
         "{}  {target} ({}, {mode})  {phase}",
-        p.bold(&r.id.to_string()),
+        p.bold(&shown(&r.id.to_string())),
         r.driver.as_str()
     );
 }
@@ -149,7 +162,7 @@ pub fn text(report: &Report, colour: bool) -> String {
             let detail = if s.detail.is_empty() {
                 String::new()
             } else {
-                format!("  {}", s.detail)
+                format!("  {}", shown(&s.detail))
             };
             let line = format!("  {} {:<18}{detail}", glyph(s.state), s.id.as_str());
             let _ = writeln!(

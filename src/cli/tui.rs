@@ -94,12 +94,12 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
         crate::cluster::static_source::spawn_at(snapshot, settings, Duration::from_secs(1), offset);
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
-        eprintln!(
+        crate::say_err!(
             "restorewatch: {} document(s) could not be read:",
             problems.len()
         );
         for p in &problems {
-            eprintln!("  {p}");
+            crate::say_err!("  {p}");
         }
     }
     Ok(super::exit::OK)

@@ -103,7 +103,7 @@ pub async fn snapshot(args: &ClusterArgs) -> anyhow::Result<Snapshot> {
         );
     }
     for f in failures {
-        eprintln!("restorewatch: warning: {f} (findings built on it are marked stale)");
+        crate::say_err!("restorewatch: warning: {f} (findings built on it are marked stale)");
     }
     Ok(snap)
 }

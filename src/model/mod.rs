@@ -9,6 +9,7 @@ pub mod names;
 pub mod object;
 pub mod objects;
 pub mod quantity;
+pub mod secrets;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};

@@ -99,7 +99,7 @@ any_object! {
 }
 
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-pub const REDACTED: &str = "<redacted by restorewatch>";
+pub use super::secrets::REDACTED;
 
 /// Removes what costs memory and helps no one: server-side field ownership and kubectl's copy of
 /// the last applied manifest.
@@ -112,17 +112,6 @@ pub fn strip_noise(v: &mut Value) {
                 meta.remove("annotations");
             }
         }
-    }
-}
-
-/// Hides what must never reach a screen or a log: a Backup's `underlyingResources` (a CNPG
-/// snapshot carries user passwords) and any Secret's data.
-fn redact(kind: Kind, v: &mut Value) {
-    if kind == Kind::Backup
-        && let Some(status) = v.get_mut("status").and_then(Value::as_object_mut)
-        && status.contains_key("underlyingResources")
-    {
-        status.insert("underlyingResources".into(), Value::String(REDACTED.into()));
     }
 }
 
@@ -154,7 +143,7 @@ pub fn parse_object(mut v: Value) -> Result<AnyObject, ParseError> {
     strip_noise(&mut v);
     // Typed fields are read before redaction, which only hides them from display.
     let mut shown = v.clone();
-    redact(kind, &mut shown);
+    super::secrets::redact_for_display(&mut shown);
     let raw = serde_json::to_string(&shown)
         .unwrap_or_default()
         .into_boxed_str();

@@ -96,12 +96,10 @@ pub fn step_value(s: StepState) -> i64 {
     }
 }
 
-/// A label value safe to export: no control characters, bounded length.
+/// A label value safe to export: control characters shown escaped as everywhere else
+/// (`crate::text`), bounded length.
 fn label(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .filter(|c| !c.is_control() && !is_bidi_override(*c))
-        .collect();
+    let mut out = crate::text::one_line(s).into_owned();
     if out.len() > MAX_LABEL {
         let mut cut = MAX_LABEL;
         while !out.is_char_boundary(cut) {
@@ -111,10 +109,6 @@ fn label(s: &str) -> String {
         out.push('…');
     }
     out
-}
-
-fn is_bidi_override(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `<resource>[.<group>]`, as kubectl names a resource: unique where the kind is not
@@ -414,7 +408,9 @@ mod tests {
             .find(|l| l.starts_with("restorewatch_finding_info"))
             .expect("info line");
         assert!(
-            !line.chars().any(|c| c.is_control() || is_bidi_override(c)),
+            !line
+                .chars()
+                .any(|c| c.is_control() || crate::text::is_bidi_control(c)),
             "{line:?}"
         );
         assert!(

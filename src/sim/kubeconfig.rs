@@ -27,7 +27,8 @@ pub fn write(path: &Path, server: &str, token: Option<&str>) -> anyhow::Result<(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, render(server, token))
+    crate::private_file::write(path, render(server, token).as_bytes())
+        .map(|_| ())
         .with_context(|| format!("writing {}", path.display()))
 }
 

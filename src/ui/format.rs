@@ -75,13 +75,22 @@ pub fn short_uid(uid: &str) -> &str {
     &uid[..end]
 }
 
-/// Display width in terminal cells.
+/// Display width in terminal cells, of the text as it is shown (control characters escaped).
 pub fn width(s: &str) -> usize {
-    s.width()
+    crate::text::one_line(s).width()
 }
 
-/// Cuts `s` to at most `max` cells, ending with `…` when something was cut.
+/// Cuts `s` to at most `max` cells, ending with `…` when something was cut. Every table cell
+/// passes here, so this is where cluster text is made safe for the dashboard: control
+/// characters shown as escapes, bidi controls dropped (`crate::text`).
 pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
+    match crate::text::one_line(s) {
+        Cow::Borrowed(clean) => cut(clean, max),
+        Cow::Owned(clean) => Cow::Owned(cut(&clean, max).into_owned()),
+    }
+}
+
+fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.width() <= max {
         return Cow::Borrowed(s);
     }
@@ -110,6 +119,20 @@ pub fn fit(s: &str, w: usize, right: bool) -> String {
         format!("{}{}", " ".repeat(pad), t)
     } else {
         format!("{}{}", t, " ".repeat(pad))
+    }
+}
+
+/// The last guard between cluster text and the terminal: whatever a widget let through, no cell
+/// holds a control character or a bidi control once a frame is drawn. Text is shown escaped
+/// where it is built (`truncate`, titles, messages); this catches what a new view forgets.
+pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
+    use crate::text::{is_bidi_control, is_terminal_control};
+    let bad = |c: char| is_terminal_control(c) || is_bidi_control(c);
+    for cell in buf.content.iter_mut() {
+        if cell.symbol().chars().any(bad) {
+            let kept: String = cell.symbol().chars().filter(|c| !bad(*c)).collect();
+            cell.set_symbol(if kept.is_empty() { " " } else { &kept });
+        }
     }
 }
 
@@ -143,6 +166,27 @@ mod tests {
         assert_eq!(truncate("日本語のテキスト", 5), "日本…");
         assert_eq!(width(&truncate(&"x".repeat(300), 40)), 40);
         assert_eq!(fit("42", 5, true), "   42");
+    }
+
+    #[test]
+    fn cells_show_control_characters_and_drop_bidi_overrides() {
+        assert_eq!(truncate("\u{1b}]0;x\u{7}", 20), "\\e]0;x\\x07");
+        assert_eq!(truncate("a\u{202e}b\nc", 20), "ab\\nc");
+        assert_eq!(fit("\u{1b}[2J", 8, false), "\\e[2J   ");
+        assert_eq!(width("\u{1b}"), 2);
+    }
+
+    #[test]
+    fn a_drawn_frame_holds_no_control_or_bidi_character() {
+        use ratatui::buffer::Buffer;
+        use ratatui::layout::Rect;
+        let mut buf = Buffer::empty(Rect::new(0, 0, 3, 1));
+        buf[(0, 0)].set_symbol("m\u{202e}");
+        buf[(1, 0)].set_symbol("\u{1b}");
+        buf[(2, 0)].set_symbol("é");
+        scrub(&mut buf);
+        let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+        assert_eq!(cells, ["m", " ", "é"]);
     }
 
     #[test]

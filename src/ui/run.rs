@@ -80,6 +80,68 @@ fn install_panic_hook(log: Option<PathBuf>) {
     }));
 }
 
+/// The session was ended by a signal; the terminal is already restored. The process should exit
+/// with `128 + signal`, as a shell reports a command killed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("ended by signal {0}")]
+pub struct EndedBySignal(pub i32);
+
+impl EndedBySignal {
+    pub fn exit_status(self) -> i32 {
+        128 + self.0
+    }
+}
+
+/// SIGTERM, SIGHUP, SIGQUIT and SIGINT (a `kill -INT`; Ctrl-C in raw mode is a key): left to
+/// their default, they kill the process with the terminal still raw, in the alternate screen
+/// and capturing the mouse, and a plain `sh` or an ssh session is left unusable. Caught, they
+/// end the loop so the guard restores the terminal first.
+#[cfg(unix)]
+struct Signals(Vec<(i32, tokio::signal::unix::Signal)>);
+
+#[cfg(unix)]
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::quit(),
+            SignalKind::interrupt(),
+        ];
+        let mut v = Vec::new();
+        for k in kinds {
+            v.push((k.as_raw_value(), signal(k)?));
+        }
+        Ok(Signals(v))
+    }
+
+    /// The number of the first signal to arrive.
+    async fn recv(&mut self) -> i32 {
+        let waits = self.0.iter_mut().map(|(n, s)| {
+            let n = *n;
+            Box::pin(async move {
+                s.recv().await;
+                n
+            })
+        });
+        futures::future::select_all(waits).await.0
+    }
+}
+
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals)
+    }
+    async fn recv(&mut self) -> i32 {
+        std::future::pending().await
+    }
+}
+
 pub async fn run_tui(frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
     run_loop(frames, None, opts).await
 }
@@ -100,6 +162,9 @@ async fn run_loop(
     opts: UiOptions,
 ) -> anyhow::Result<()> {
     install_panic_hook(opts.log_path.clone());
+    // Before the terminal is taken, so that no signal finds it raw without a handler.
+    let mut signals = Signals::install()?;
+    let mut ended_by = None;
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.hide_cursor()?;
@@ -208,6 +273,11 @@ async fn run_loop(
                 }
             }
             _ = tick.tick() => update(&mut app, Msg::Tick(clock())),
+            signo = signals.recv() => {
+                tracing::info!(signo, "ended by a signal");
+                ended_by = Some(signo);
+                break;
+            }
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
         // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
@@ -225,5 +295,8 @@ async fn run_loop(
         }
     }
     terminal.show_cursor()?;
-    Ok(())
+    match ended_by {
+        Some(signo) => Err(EndedBySignal(signo).into()),
+        None => Ok(()),
+    }
 }

@@ -430,7 +430,9 @@ pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
     let v: serde_json::Value =
         serde_json::from_str(raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
-    serde_saphyr::to_string(&v).map_err(|e| format!("cannot render YAML: {e}"))
+    serde_saphyr::to_string(&v)
+        .map(crate::text::for_terminal_owned)
+        .map_err(|e| format!("cannot render YAML: {e}"))
 }
 
 /// Kinds a row is built on whose data may be missing or old, and since when.

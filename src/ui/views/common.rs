@@ -224,11 +224,13 @@ pub fn block<'a>(
     filter: &str,
     focused: bool,
 ) -> Block<'a> {
+    let title = crate::text::one_line(title);
     let mut spans = vec![Span::styled(format!(" {title}"), theme.title(focused))];
     if let Some(n) = count {
         spans.push(Span::styled(format!("[{n}]"), theme.counter()));
     }
     if !filter.is_empty() {
+        let filter = crate::text::one_line(filter);
         spans.push(Span::styled(format!(" </{filter}>"), theme.filter()));
     }
     spans.push(Span::raw(" "));
@@ -403,7 +405,7 @@ pub fn draw_empty(f: &mut Frame, theme: &Theme, area: Rect, lines: Vec<String>) 
             } else {
                 theme.text_dim()
             };
-            Line::styled(l, style).centered()
+            Line::styled(crate::text::one_line_owned(l), style).centered()
         })
         .collect();
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), r);

@@ -133,12 +133,18 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
             format!("  {} ", cur.id.as_str()),
             t.step(cur.state),
         ));
-        l2.push(Span::styled(cur.detail.clone(), t.text()));
+        l2.push(Span::styled(
+            crate::text::one_line(&cur.detail).into_owned(),
+            t.text(),
+        ));
     } else if r.terminal {
         l2.push(Span::styled("  finished", t.text_ok()));
     }
     let l3 = match &r.message {
-        Some(m) => vec![dim("message "), Span::styled(m.clone(), t.text())],
+        Some(m) => vec![
+            dim("message "),
+            Span::styled(crate::text::one_line(m).into_owned(), t.text()),
+        ],
         None => vec![
             dim("uid "),
             val(r.uid.clone()),
@@ -190,7 +196,10 @@ fn step_lines(app: &App, r: &RestoreView, width: u16) -> Vec<Line<'static>> {
                     t.text_info(),
                 ));
             }
-            v.push(Span::styled(s.detail.clone(), t.text()));
+            v.push(Span::styled(
+                crate::text::one_line(&s.detail).into_owned(),
+                t.text(),
+            ));
             Line::from(v)
         })
         .collect()

@@ -170,7 +170,7 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             body.push(Line::raw(""));
             body.push(Line::from(vec![
                 Span::styled("✗ refused: ", t.text_danger()),
-                Span::styled(r.reason.clone(), t.text()),
+                Span::styled(crate::text::one_line(&r.reason).into_owned(), t.text()),
             ]));
             body.push(Line::styled("Nothing was written.", t.text_dim()));
             let bottom = vec![hints(t, &[("esc", "close")])];

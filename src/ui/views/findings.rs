@@ -113,11 +113,11 @@ pub fn explained_lines<'a>(
         ]),
         Line::from(vec![
             label("what    "),
-            Span::styled(fi.message.as_str(), t.text()),
+            Span::styled(crate::text::one_line(&fi.message), t.text()),
         ]),
         Line::from(vec![
             label("remedy  "),
-            Span::styled(fi.remedy.as_str(), t.text()),
+            Span::styled(crate::text::one_line(&fi.remedy), t.text()),
         ]),
     ];
     let action = match (fi.action, readonly) {

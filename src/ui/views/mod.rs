@@ -39,4 +39,5 @@ pub fn view(app: &App, f: &mut Frame) {
     }
     status::draw(f, app, a.status);
     dialog::draw(f, app);
+    super::format::scrub(f.buffer_mut());
 }
