@@ -200,3 +200,80 @@ async fn the_live_history_shows_the_server_name_revert_and_its_writer() {
     drop(source);
     sim.shutdown().await;
 }
+
+/// A credential written while the dashboard watches never reaches the history, neither in the
+/// pane's data nor in the `/report` JSON, while the change beside it does, with its writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_changed_live_never_shows_in_the_history() {
+    use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+    sim.play(
+        Scenario::load("pg-servername-reverted").expect("built-in"),
+        1000.0,
+    )
+    .finished()
+    .await;
+    let client = sim.client().expect("client");
+    let source = start(
+        client.clone(),
+        LiveOptions {
+            namespace: None,
+            context: "test".into(),
+            cluster: "sim".into(),
+            settings: Settings::default(),
+        },
+    );
+    let mut frames = source.frames.clone();
+    wait_for(&mut frames, 20, "a first frame", |_| true).await;
+    let ar = ApiResource {
+        group: "apps.cozystack.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "apps.cozystack.io/v1alpha1".into(),
+        kind: "Postgres".into(),
+        plural: "postgreses".into(),
+    };
+    let apps: Api<DynamicObject> = Api::namespaced_with(client, "tenant-b", &ar);
+    for (replicas, password) in [(3, "hunter2-before"), (4, "hunter2-after")] {
+        apps.patch(
+            "pg1",
+            &PatchParams {
+                field_manager: Some("an-operator".into()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(serde_json::json!({
+                "spec": {"replicas": replicas, "users": {"app": {"password": password}}}
+            })),
+        )
+        .await
+        .expect("the app is patched");
+    }
+    let f = wait_for(&mut frames, 20, "the replicas change", |f| {
+        history_of(f, "restore-pg1").iter().any(|h| {
+            matches!(&h.what, HistoryWhat::Change { path, to, .. }
+                if &**path == "spec.replicas" && to.as_deref() == Some("4"))
+        })
+    })
+    .await;
+    let history = history_of(&f, "restore-pg1");
+    let replicas = history
+        .iter()
+        .rev()
+        .find_map(|h| match &h.what {
+            HistoryWhat::Change { path, manager, .. } if &**path == "spec.replicas" => {
+                Some(manager.as_deref())
+            }
+            _ => None,
+        })
+        .expect("waited for it");
+    assert_eq!(replicas, Some("an-operator"));
+    let json = restorewatch::cli::output::json(&f.report);
+    for secret in ["hunter2-before", "hunter2-after"] {
+        assert!(!json.contains(secret), "{secret} in the report:\n{json}");
+        assert!(
+            !format!("{history:?}").contains(secret),
+            "{secret} in the history"
+        );
+    }
+    drop(source);
+    sim.shutdown().await;
+}

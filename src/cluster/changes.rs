@@ -15,7 +15,7 @@ use std::sync::Arc;
 const CHANGES_PER_UPDATE: usize = 8;
 /// Values are cut here: a history line is a line.
 const VALUE_MAX_CHARS: usize = 120;
-pub const REDACTED: &str = crate::model::object::REDACTED;
+use crate::model::secrets::{REDACTED, is_credential_key, redact_credentials};
 
 /// The kinds restores are built on; namespaces, classes, pods and events have no history here.
 fn tracked(kind: Kind) -> bool {
@@ -237,7 +237,7 @@ fn value_text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => {
             let mut c = other.clone();
-            hide_credentials(&mut c);
+            redact_credentials(&mut c);
             serde_json::to_string(&c).unwrap_or_default()
         }
     };
@@ -250,48 +250,12 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-/// Whether a path passes under a key that holds a credential.
+/// Whether a path passes under a key that holds a credential. Stricter than the YAML view,
+/// which keeps what only points at a Secret below such a key: a change line has no context
+/// to tell the two apart, so the whole subtree is hidden.
 fn path_is_secret(path: &str) -> bool {
     path.split(['.', '['])
         .any(|seg| is_credential_key(seg.trim_end_matches(']')))
-}
-
-fn hide_credentials(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            for (k, c) in m.iter_mut() {
-                if is_credential_key(k) {
-                    *c = Value::String(REDACTED.into());
-                } else {
-                    hide_credentials(c);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(hide_credentials),
-        _ => {}
-    }
-}
-
-/// A key whose value is a credential (`password`, `s3SecretKey`, `token`), not one that only
-/// names where a credential lives (`secretName`, `passwordSecretRef`, `tokenId`).
-fn is_credential_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    const POINTERS: &[&str] = &["name", "ref", "selector", "namespace", "id", "file", "path"];
-    if POINTERS.iter().any(|p| k.ends_with(p)) {
-        return false;
-    }
-    const WORDS: &[&str] = &[
-        "password",
-        "passwd",
-        "passphrase",
-        "secret",
-        "token",
-        "credential",
-        "apikey",
-        "accesskey",
-        "privatekey",
-    ];
-    WORDS.iter().any(|w| k.contains(w)) || k == "pass" || k == "pwd" || k.ends_with(".key")
 }
 
 #[cfg(test)]

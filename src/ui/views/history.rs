@@ -225,29 +225,7 @@ fn what(app: &App, w: &HistoryWhat) -> Vec<Span<'static>> {
     }
 }
 
-/// Text from the cluster on one line with nothing a terminal would act on: control and bidi
-/// characters become `�` (names, messages and values are written by whoever can write objects).
+/// Text from the cluster on one line, with nothing a terminal would act on.
 fn shown(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shown;
-
-    #[test]
-    fn cluster_text_cannot_steer_the_terminal() {
-        assert_eq!(
-            shown("a\x1b]0;pwned\x07b\u{202e}c\nd"),
-            "a\u{fffd}]0;pwned\u{fffd}b\u{fffd}c\u{fffd}d"
-        );
-    }
+    crate::text::one_line(s).into_owned()
 }
