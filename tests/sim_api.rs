@@ -314,7 +314,12 @@ async fn compacted_version_answers_410_and_watcher_relists() {
     let old = sim.store().current_rv().to_string();
     api.create(
         &PostParams::default(),
-        &dynamic(Kind::HelmRelease, "a", "h1", json!({"spec": {}})),
+        &dynamic(
+            Kind::HelmRelease,
+            "a",
+            "h1",
+            json!({"spec": {"interval": "5m"}}),
+        ),
     )
     .await
     .unwrap();
@@ -361,7 +366,12 @@ async fn compacted_version_answers_410_and_watcher_relists() {
     sim.faults().set_expire_watch(false);
     api.create(
         &PostParams::default(),
-        &dynamic(Kind::HelmRelease, "a", "h2", json!({"spec": {}})),
+        &dynamic(
+            Kind::HelmRelease,
+            "a",
+            "h2",
+            json!({"spec": {"interval": "5m"}}),
+        ),
     )
     .await
     .unwrap();
@@ -416,7 +426,7 @@ async fn update_conflict_and_generation() {
                 Kind::RestoreJob,
                 "a",
                 "r1",
-                json!({"spec": {"options": {"a": 1}}}),
+                json!({"spec": {"backupRef": {"name": "b"}, "options": {"a": 1}}}),
             ),
         )
         .await
@@ -503,7 +513,7 @@ async fn patches_merge_json_and_strategic() {
     let sim = start().await;
     let api: Api<DynamicObject> =
         Api::namespaced_with(sim.client().unwrap(), "a", &ar(Kind::CnpgCluster));
-    let plugins = json!({"spec": {"plugins": [{"name": "barman-cloud.cloudnative-pg.io", "parameters": {"serverName": "old"}}]}});
+    let plugins = json!({"spec": {"instances": 1, "plugins": [{"name": "barman-cloud.cloudnative-pg.io", "parameters": {"serverName": "old"}}]}});
     api.create(
         &PostParams::default(),
         &dynamic(Kind::CnpgCluster, "a", "c", plugins),
@@ -728,7 +738,7 @@ async fn status_subresource_semantics() {
                 Kind::RestoreJob,
                 "a",
                 "r1",
-                json!({"spec": {}, "status": {"phase": "Running"}}),
+                json!({"spec": {"backupRef": {"name": "b"}}, "status": {"phase": "Running"}}),
             ),
         )
         .await
@@ -774,7 +784,7 @@ async fn status_subresource_semantics() {
                 Kind::Backup,
                 "a",
                 "b1",
-                json!({"spec": {}, "status": {"phase": "Ready"}}),
+                json!({"spec": {"applicationRef": {"kind": "VMInstance", "name": "vm1"}, "strategyRef": {"kind": "Velero", "name": "v"}, "takenAt": "2026-01-01T00:00:00Z"}, "status": {"phase": "Ready"}}),
             ),
         )
         .await
@@ -1110,7 +1120,7 @@ async fn freeze_holds_requests_and_drop_after_n_events_ends_watches() {
     for n in ["d1", "d2", "d3"] {
         api.create(
             &PostParams::default(),
-            &dynamic(Kind::DataDownload, "a", n, json!({"spec": {}})),
+            &dynamic(Kind::DataDownload, "a", n, json!({"spec": {"backupStorageLocation": "default", "operationTimeout": "10m0s", "snapshotID": "s", "sourceNamespace": "a", "targetVolume": {"namespace": "a", "pvc": n, "pv": ""}}})),
         )
         .await
         .unwrap();

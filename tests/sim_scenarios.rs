@@ -269,3 +269,56 @@ async fn apply_all_gives_the_same_end_state_without_waiting() {
     let rj = get(sim.store(), Kind::RestoreJob, "tenant-a", "restore-test");
     assert_eq!(s(&rj, "/status/phase"), "Succeeded");
 }
+
+/// Every `metadata.uid` and every `ownerReferences[].uid` under `v`.
+fn uids(v: &Value, own: &mut Vec<String>, owners: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(u) = m.get("uid").and_then(Value::as_str)
+                && m.contains_key("name")
+                && (m.contains_key("namespace") || m.contains_key("creationTimestamp"))
+            {
+                own.push(u.to_string());
+            }
+            for r in m
+                .get("ownerReferences")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                owners.push(s(r, "/uid").to_string());
+            }
+            m.values().for_each(|x| uids(x, own, owners));
+        }
+        Value::Array(a) => a.iter().for_each(|x| uids(x, own, owners)),
+        _ => {}
+    }
+}
+
+/// With a garbage collector, an owner uid that names nothing of the scenario makes its
+/// dependent vanish: every owner must be one of the scenario's objects (report 003's stale
+/// ObjectStore names the purged Cluster, which the scenario starts with).
+#[test]
+fn scenario_owner_references_name_scenario_objects() {
+    for sc in Scenario::builtin().unwrap() {
+        let (mut own, mut owners) = (Vec::new(), Vec::new());
+        for o in &sc.objects {
+            uids(o, &mut own, &mut owners);
+        }
+        for step in &sc.steps {
+            for v in [step.create.as_ref(), step.patch.as_ref().map(|p| &p.patch)]
+                .into_iter()
+                .flatten()
+            {
+                uids(v, &mut own, &mut owners);
+            }
+        }
+        for o in owners {
+            assert!(
+                own.contains(&o),
+                "{}: an ownerReference names uid {o}, which no object of the scenario has",
+                sc.name
+            );
+        }
+    }
+}

@@ -349,6 +349,7 @@ impl Store {
         self.write_over(kind, namespace, name, part, &rv, body, writer)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub fn api_patch(
         &self,
         kind: Kind,
@@ -472,7 +473,7 @@ impl Store {
                     .unwrap_or(0);
                 meta_mut(&mut result).insert("generation".into(), json!(g + 1));
             }
-            schema::validate(kind, &result)?;
+            schema::validate_update(kind, &current, &result)?;
             let subresource = (part == Part::Status).then_some("status");
             managed::record(&current, &mut result, writer, subresource, &now_rfc3339());
             Ok(finish_write(txn, kind, &key, &current, result))

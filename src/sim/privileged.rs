@@ -65,46 +65,44 @@ fn put_in(
         obj["metadata"]["namespace"] = json!("default");
     }
     let given_rv = meta_str(&obj, "resourceVersion").to_string();
-    {
-        if meta_str(&obj, "name").is_empty() {
-            let prefix = meta_str(&obj, "generateName").to_string();
-            if prefix.is_empty() {
-                return Err(ApiError::bad_request(
-                    "object has neither name nor generateName",
-                ));
-            }
-            let suffix = txn.name_suffix();
-            obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
+    if meta_str(&obj, "name").is_empty() {
+        let prefix = meta_str(&obj, "generateName").to_string();
+        if prefix.is_empty() {
+            return Err(ApiError::bad_request(
+                "object has neither name nor generateName",
+            ));
         }
-        if meta_str(&obj, "uid").is_empty() {
-            obj["metadata"]["uid"] = json!(txn.new_uid());
-        }
-        if meta_str(&obj, "creationTimestamp").is_empty() {
-            obj["metadata"]["creationTimestamp"] = json!(now_rfc3339());
-        }
-        if info.namespaced {
-            ensure_namespace(txn, meta_str(&obj, "namespace"));
-        }
-        let key = key_of(&obj);
-        if let Some(w) = writer {
-            // A replacement of the same object is a write over it; anything else is new.
-            let previous = txn
-                .get(kind, &key)
-                .filter(|p| meta_str(p, "uid") == meta_str(&obj, "uid"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            managed::record(&previous, &mut obj, w, None, &now_rfc3339());
-        }
-        let stored = txn.commit(kind, &key, Some(obj));
-        if keep_rv && let Ok(n) = given_rv.parse::<u64>() {
-            txn.advance_rv(n);
-            let mut kept = stored;
-            kept["metadata"]["resourceVersion"] = json!(given_rv);
-            // Rewrite in place without a second event: the dump's version is the truth.
-            return Ok(txn.replace_silently(kind, &key, kept));
-        }
-        Ok(stored)
+        let suffix = txn.name_suffix();
+        obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
     }
+    if meta_str(&obj, "uid").is_empty() {
+        obj["metadata"]["uid"] = json!(txn.new_uid());
+    }
+    if meta_str(&obj, "creationTimestamp").is_empty() {
+        obj["metadata"]["creationTimestamp"] = json!(now_rfc3339());
+    }
+    if info.namespaced {
+        ensure_namespace(txn, meta_str(&obj, "namespace"));
+    }
+    let key = key_of(&obj);
+    if let Some(w) = writer {
+        // A replacement of the same object is a write over it; anything else is new.
+        let previous = txn
+            .get(kind, &key)
+            .filter(|p| meta_str(p, "uid") == meta_str(&obj, "uid"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        managed::record(&previous, &mut obj, w, None, &now_rfc3339());
+    }
+    let stored = txn.commit(kind, &key, Some(obj));
+    if keep_rv && let Ok(n) = given_rv.parse::<u64>() {
+        txn.advance_rv(n);
+        let mut kept = stored;
+        kept["metadata"]["resourceVersion"] = json!(given_rv);
+        // Rewrite in place without a second event: the dump's version is the truth.
+        return Ok(txn.replace_silently(kind, &key, kept));
+    }
+    Ok(stored)
 }
 
 impl Store {

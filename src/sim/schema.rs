@@ -168,7 +168,22 @@ pub fn causes(kind: Kind, obj: &Value) -> Vec<(String, String)> {
 
 /// 422 when `obj` breaks its kind's schema.
 pub fn validate(kind: Kind, obj: &Value) -> Result<(), ApiError> {
-    let causes = causes(kind, obj);
+    refuse(kind, obj, causes(kind, obj))
+}
+
+/// 422 when an update makes `new` break the schema where `old` did not. A real server
+/// (v1.30+, validation ratcheting) lets an update through that leaves an already invalid field
+/// as it was, so objects stored before a schema changed stay writable.
+pub fn validate_update(kind: Kind, old: &Value, new: &Value) -> Result<(), ApiError> {
+    let before = causes(kind, old);
+    let after = causes(kind, new)
+        .into_iter()
+        .filter(|c| !before.contains(c) || lookup(old, &c.0) != lookup(new, &c.0))
+        .collect();
+    refuse(kind, new, after)
+}
+
+fn refuse(kind: Kind, obj: &Value, causes: Vec<(String, String)>) -> Result<(), ApiError> {
     if causes.is_empty() {
         return Ok(());
     }
@@ -197,6 +212,18 @@ mod tests {
         assert_eq!(
             validate(Kind::HelmRelease, &hr).unwrap_err().message,
             "HelmRelease.helm.toolkit.fluxcd.io \"h\" is invalid: spec.suspend: Invalid value: \"string\": spec.suspend in body must be of type boolean: \"string\""
+        );
+        // An update leaving an invalid field as it was passes (ratcheting); one breaking it not.
+        let old = json!({"metadata": {"name": "h"}, "spec": {"suspend": true}});
+        let mut new = old.clone();
+        new["spec"]["suspend"] = json!(false);
+        assert!(validate_update(Kind::HelmRelease, &old, &new).is_ok());
+        new["spec"]["suspend"] = json!("no");
+        assert_eq!(
+            validate_update(Kind::HelmRelease, &old, &new)
+                .unwrap_err()
+                .code,
+            422
         );
         // Required only where the parent exists.
         assert!(validate(Kind::RestoreJob, &json!({"metadata": {"name": "r"}})).is_ok());

@@ -386,11 +386,9 @@ pub async fn run(
             c.resync();
             stale = false;
         }
-        if !on {
-            if !c.timers.is_empty() {
-                c.drop_timers();
-                stale = true;
-            }
+        if !on && !c.timers.is_empty() {
+            c.drop_timers();
+            stale = true;
         }
         // Everything up to `rv` was sent before it was read: an empty feed means all of it
         // has been seen.
@@ -399,7 +397,9 @@ pub async fn run(
         progress.send_if_modified(|p| {
             let next = Progress {
                 seen_rv: if seen { rv } else { p.seen_rv },
-                pending: c.pending(),
+                // Changes not taken from the feed yet are work too (their reactions are not
+                // scheduled yet).
+                pending: c.pending() + usize::from(!seen),
                 off: !on,
                 wakeups,
             };
