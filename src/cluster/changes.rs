@@ -6,6 +6,7 @@
 use crate::cluster::ObjKey;
 use crate::cluster::snapshot::Objects;
 use crate::model::history::{CHANGES_PER_OBJECT, FieldChange, ManagedEntry};
+use crate::model::secrets::{REDACTED, is_credential_key, redact_credentials};
 use crate::model::{AnyObject, Kind};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -15,7 +16,6 @@ use std::sync::Arc;
 const CHANGES_PER_UPDATE: usize = 8;
 /// Values are cut here: a history line is a line.
 const VALUE_MAX_CHARS: usize = 120;
-use crate::model::secrets::{REDACTED, is_credential_key, redact_credentials};
 
 /// The kinds restores are built on; namespaces, classes, pods and events have no history here.
 fn tracked(kind: Kind) -> bool {
@@ -86,7 +86,8 @@ fn writers<'a>(old: &[ManagedEntry], new: &'a [ManagedEntry]) -> Vec<&'a Managed
 }
 
 /// Who wrote `path`: the entry this update wrote that owns it, else the newest one this update
-/// wrote, else the newest owner of the field (when the time did not move, as in one second).
+/// wrote of the same part (status or not), else any it wrote, else the field's newest owner
+/// (a manager writing again within the same second leaves its entry as it was).
 fn attribute<'a>(
     writers: &[&'a ManagedEntry],
     all: &'a [ManagedEntry],

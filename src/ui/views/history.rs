@@ -130,9 +130,7 @@ pub fn entry_lines(app: &App, h: &HistoryEntry) -> Vec<Line<'static>> {
                         .as_deref()
                         .map_or(String::new(), |o| format!(" ({})", shown(o)))),
                 ],
-                None => vec![dim(
-                    "writer unknown: the update changed no managedFields entry",
-                )],
+                None => vec![dim("writer unknown: the managedFields do not tell")],
             }));
         }
     }
