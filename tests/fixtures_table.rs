@@ -26,9 +26,36 @@ struct Case {
     steps: Option<BTreeMap<String, String>>,
     #[serde(default)]
     finding_objects: Vec<FindingObjects>,
+    /// Some finding of the code says this / offers this / is attributed so.
+    #[serde(default)]
+    finding_has: Vec<FindingHas>,
+    /// Substrings the named restore's step details must contain.
+    step_details: Option<BTreeMap<String, String>>,
+    /// Who made each named `-orig` PVC, as the `-orig` screen shows it.
+    #[serde(default)]
+    orig_pvcs: Vec<OrigPvc>,
     /// Load problems the file must report (deliberately broken documents).
     #[serde(default)]
     load_problems: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct FindingHas {
+    code: String,
+    /// A substring of the message or the remedy.
+    text: Option<String>,
+    /// The offered action (`none` for none).
+    action: Option<String>,
+    /// The restore it is attributed to (`""` for none).
+    restore: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct OrigPvc {
+    /// `namespace/name`.
+    name: String,
+    /// `namespace/restore`, `deleted` or `unknown`.
+    made_by: String,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +172,107 @@ fn every_fixture_meets_its_expectations() {
                             )),
                             _ => {}
                         }
+                    }
+                }
+            }
+        }
+        // Never "waiting to be rendered" beside a finding that names that very Cluster.
+        for r in &report.restores {
+            let Some(pg) = &r.postgres else { continue };
+            let waiting = r.steps.iter().any(|s| {
+                s.detail.contains(&format!(
+                    "waiting for Cluster {} to be rendered",
+                    pg.cluster_name
+                ))
+            });
+            let named = format!("Cluster/{}/{}", r.id.namespace, pg.cluster_name);
+            if let Some(f) = report
+                .findings
+                .iter()
+                .find(|f| waiting && f.objects.iter().any(|o| o.to_string() == named))
+            {
+                failures.push(format!(
+                    "{}: {} waits for {named} to be rendered, yet {} names it",
+                    case.file, r.id, f.code
+                ));
+            }
+        }
+        for fh in &case.finding_has {
+            let fits = |f: &&restorewatch::analysis::Finding| {
+                f.code.as_str() == fh.code
+                    && fh
+                        .text
+                        .as_ref()
+                        .is_none_or(|t| f.message.contains(t) || f.remedy.contains(t))
+                    && fh
+                        .action
+                        .as_ref()
+                        .is_none_or(|a| f.action.map_or("none", |x| x.as_str()) == a.as_str())
+                    && fh.restore.as_ref().is_none_or(|r| {
+                        f.restore
+                            .as_ref()
+                            .map(|x| x.to_string())
+                            .unwrap_or_default()
+                            == *r
+                    })
+            };
+            if !report.findings.iter().any(|f| fits(&f)) {
+                let got: Vec<String> = report
+                    .findings
+                    .iter()
+                    .filter(|f| f.code.as_str() == fh.code)
+                    .map(|f| {
+                        format!(
+                            "[restore {:?}, action {:?}] {} / {}",
+                            f.restore.as_ref().map(|r| r.to_string()),
+                            f.action.map(|a| a.as_str()),
+                            f.message,
+                            f.remedy
+                        )
+                    })
+                    .collect();
+                failures.push(format!(
+                    "{}: no {} with text {:?}, action {:?}, restore {:?}; got {got:?}",
+                    case.file, fh.code, fh.text, fh.action, fh.restore
+                ));
+            }
+        }
+        for o in &case.orig_pvcs {
+            let view = report
+                .orig_pvcs
+                .iter()
+                .find(|v| format!("{}/{}", v.namespace, v.pvc.name) == o.name);
+            let made_by = view.map(|v| match (&v.restore, &v.deleted_restore) {
+                (Some(r), _) => r.to_string(),
+                (None, Some(_)) => "deleted".to_string(),
+                (None, None) => "unknown".to_string(),
+            });
+            if made_by.as_deref() != Some(o.made_by.as_str()) {
+                failures.push(format!(
+                    "{}: -orig PVC {} made by {made_by:?}, expected {}",
+                    case.file, o.name, o.made_by
+                ));
+            }
+        }
+        if let Some(details) = &case.step_details {
+            let restore = case
+                .steps
+                .as_ref()
+                .and_then(|s| s.get("restore"))
+                .expect("step_details need [case.steps] restore");
+            if let Some(r) = report
+                .restores
+                .iter()
+                .find(|r| &r.id.to_string() == restore)
+            {
+                for (id, want) in details {
+                    let got = r.steps.iter().find(|s| s.id.as_str() == id);
+                    if !got.is_some_and(|s| s.detail.contains(want.as_str())) {
+                        failures.push(format!(
+                            "{}: {restore} step {id} detail {:?} does not contain {want:?}",
+                            case.file,
+                            got.map(|s| &s.detail)
+                        ));
                     }
                 }
             }

@@ -218,3 +218,55 @@ async fn a_broken_watch_shows_stale_data_with_its_age_then_recovers() {
     drop(source);
     sim.shutdown().await;
 }
+
+/// The ObjectStore the garbage collector takes (report 003): the live watch keeps a tombstone
+/// of its deletion, and `objectstore-missing` says when it went and which owner UID it had.
+/// The scenario deletes it as the garbage collector does (an emulator with its own garbage
+/// collector takes it first; either way the watch sees it go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_objectstore_is_reported_missing_with_when_and_its_owner() {
+    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+    let source = start(sim.client().expect("client"), opts(Settings::default()));
+    let mut frames = source.frames.clone();
+    wait_for(&mut frames, 20, "a first frame", |_| true).await;
+    let run = sim.play(
+        Scenario::load("pg-objectstore-missing").expect("built-in"),
+        100.0,
+    );
+    let missing_of = |f: &Frame| {
+        f.report
+            .findings
+            .iter()
+            .find(|x| x.code.as_str() == "objectstore-missing")
+            .cloned()
+    };
+    let f = wait_for(
+        &mut frames,
+        30,
+        "objectstore-missing with its deletion",
+        |f| missing_of(f).is_some_and(|m| m.message.contains("The watch saw it deleted at")),
+    )
+    .await;
+    let missing = missing_of(&f).unwrap();
+    assert!(
+        missing
+            .message
+            .contains("Cluster postgres-pg1 UID c0de0000-0000-4000-8000-000000000101")
+            && missing.message.contains("the garbage collector took it"),
+        "{}",
+        missing.message
+    );
+    assert_eq!(
+        missing.restore.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("tenant-b/restore-pg1")
+    );
+    let t = f
+        .snapshot
+        .tombstones
+        .last(Kind::ObjectStore, "tenant-b", "postgres-pg1")
+        .expect("the deletion is remembered");
+    assert_eq!(t.uid, "c0de0000-0000-4000-8000-000000000304");
+    assert!(run.finished().await.errors.is_empty());
+    drop(source);
+    sim.shutdown().await;
+}

@@ -142,7 +142,17 @@ fn huge_names_survive_every_output() {
     .unwrap();
     let pvc = parse_object(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": format!("vm-disk-{long}"), "namespace": "n"}, "status": {"phase": "Bound"}})).unwrap();
-    let snap = Snapshot::from_objects([rj, pvc]);
+    // The disks come from the Backup's record (never from the namespace's vm-disk-* PVCs).
+    let backup = parse_object(
+        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+        "metadata": {"name": "b", "namespace": "n"},
+        "spec": {"applicationRef": {"kind": "VMInstance", "name": long},
+                 "strategyRef": {"kind": "Velero", "name": "velero"}},
+        "status": {"underlyingResources": {"dataVolumes": [
+            {"dataVolumeName": format!("vm-disk-{long}"), "applicationName": long}]}}}),
+    )
+    .unwrap();
+    let snap = Snapshot::from_objects([rj, pvc, backup]);
     let report = analyze(
         &snap,
         &Settings::default(),

@@ -462,7 +462,15 @@ async fn the_binary_exits_1_on_an_error_finding_and_0_on_a_healthy_restore() {
         .unwrap();
     assert_eq!(rename["severity"], "error");
     assert_eq!(rename["restore"], "tenant-a/restore-test");
-    assert_eq!(rename["action"], "resume-rename");
+    // The restore Succeeded: finishing the rename now restores nothing, so resume-rename
+    // (which refuses a finished restore) is not offered; the remedy says what to do instead.
+    assert_eq!(rename["action"], serde_json::Value::Null);
+    assert!(
+        rename["remedy"]
+            .as_str()
+            .is_some_and(|r| r.contains("The restore is over")),
+        "{rename:#}"
+    );
     sim.shutdown().await;
 
     let sim = start().await;

@@ -9,8 +9,9 @@ use crate::analysis::disks::{disk_names, pv_of};
 use crate::analysis::{ObjRef, Settings};
 use crate::cluster::Snapshot;
 use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, postgres_release, short_hash,
+    ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, postgres_release, short_hash,
 };
+use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Field, Kind};
 
 pub(super) fn plan_reclaim(
@@ -53,12 +54,13 @@ pub(super) fn plan_reclaim(
             return Ok(());
         }
     };
-    let rj = match orig.and_then(|o| o.meta.annotation(ANN_RESTORE_JOB_UID)) {
-        Some(uid) => snap
-            .restore_jobs
-            .in_namespace(ns)
-            .find(|r| r.meta.uid == uid),
-        None => snap
+    // Whose it is, by the one rule the analysis uses too (annotation, else creation time): a
+    // PVC left by a deleted RestoreJob of the same name is not the running one's.
+    let rj = match orig.map(|o| orig_owner(o, snap.restore_jobs.in_namespace(ns))) {
+        Some(OrigOwner::Restore { rj, .. }) => Some(rj),
+        Some(OrigOwner::Deleted { .. }) => None,
+        // Cannot tell: the newest RestoreJob of the hash is presumed its maker (the safe side).
+        _ => snap
             .restore_jobs
             .in_namespace(ns)
             .filter(|r| short_hash(&r.meta.name) == hash)

@@ -72,6 +72,7 @@ codes! {
     ServernameReverted = "servername-reverted", Error, Some(ActionKind::FixServername), "archive serverName reverted";
     ServernameCollision = "servername-collision", Error, None, "archive and recovery share one WAL prefix";
     ObjectstoreOwnerStale = "objectstore-owner-stale", Error, None, "ObjectStore owned by a purged Cluster";
+    ObjectstoreMissing = "objectstore-missing", Error, None, "the Cluster's archive ObjectStore is missing";
     RestoreDeadlineNear = "restore-deadline-near", Warning, None, "restore deadline close";
     PurgeStuck = "purge-stuck", Warning, None, "purge of the old Cluster does not finish";
     SystemBucketBootstrap = "system-bucket-bootstrap", Error, None, "bootstrap with the system bucket cannot render";
@@ -150,6 +151,6 @@ mod tests {
             assert!(seen.insert(c.as_str()), "duplicate {c}");
             assert_eq!(Code::parse(c.as_str()), Some(*c));
         }
-        assert_eq!(Code::ALL.len(), 25);
+        assert_eq!(Code::ALL.len(), 26);
     }
 }

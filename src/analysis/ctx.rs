@@ -157,6 +157,28 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// Whether `cluster` is the Cluster re-rendered for this restore, by the evidence the
+    /// snapshot holds (see `model::ownership::cluster_role`; the watch's tombstone of a purged
+    /// Cluster of the same name counts). The actions ask the same question.
+    pub fn cluster_role(
+        &self,
+        cluster: &Obj<crate::model::objects::CnpgCluster>,
+    ) -> crate::model::ownership::ClusterRole {
+        let tomb = self.snap.tombstones.last(
+            Kind::CnpgCluster,
+            &cluster.meta.namespace,
+            &cluster.meta.name,
+        );
+        crate::model::ownership::cluster_role(
+            self.rj,
+            cluster,
+            crate::model::ownership::PurgeEvidence {
+                deleted_uid: tomb.map(|t| t.uid.as_str()),
+                deleted_at: tomb.map(|t| t.at),
+            },
+        )
+    }
+
     pub fn vm_name(&self) -> Option<String> {
         self.app().map(vm_instance_release)
     }

@@ -10,6 +10,7 @@ use crate::model::names::{
     LABEL_VELERO_RESTORE_UID, VELERO_NAMESPACE, orig_pvc_name, vm_disk_name,
 };
 use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob};
+use crate::model::ownership::{OrigRelation, orig_relation};
 use crate::model::{Field, Kind, Obj};
 use std::sync::Arc;
 
@@ -36,26 +37,40 @@ pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
     }
 }
 
-/// Like `kind_observed`, but a dump must hold an object of this very kind.
-pub fn kind_present(snap: &Snapshot, kind: Kind) -> bool {
-    match snap.health.get(&kind) {
-        Some(_) => kind_observed(snap, kind),
-        None => snap.objects.len(kind) > 0,
-    }
+/// Where a VM restore's disk list came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskSource {
+    /// A VMDisk restore: the one disk of the application.
+    VmDisk,
+    /// The Backup's `status.underlyingResources`: what the controller itself restores.
+    Backup,
+    /// The `vm-disk-*` claims among the VirtualMachine's volumes.
+    VmVolumes,
+    /// Neither: the disks are unknown and none is analysed. The string says why.
+    Unknown(String),
 }
 
-/// The disks a VM restore covers: the Backup's record, else the VM's volumes, else the
-/// `vm-disk-*` DataVolumes and PVCs of the namespace.
-pub fn disk_names(ctx: &Ctx) -> Vec<String> {
+/// The disks a VM restore covers: the Backup's record, else the VM's `vm-disk-*` volumes. With
+/// neither the disks are unknown: disk names are the user's, so taking the `vm-disk-*` PVCs of
+/// the namespace would claim other applications' disks.
+pub fn disk_source(ctx: &Ctx) -> (Vec<String>, DiskSource) {
     if ctx.target_kind() == Some("VMDisk") {
-        return ctx.app().map(vm_disk_name).into_iter().collect();
+        return (
+            ctx.app().map(vm_disk_name).into_iter().collect(),
+            DiskSource::VmDisk,
+        );
     }
     if let Some(Field::Known(list)) = ctx.backup.map(|b| &b.data_volumes)
         && !list.is_empty()
     {
-        return list.iter().map(|d| d.data_volume.clone()).collect();
+        return (
+            list.iter().map(|d| d.data_volume.clone()).collect(),
+            DiskSource::Backup,
+        );
     }
-    if let Some(vm) = ctx.vm_name().and_then(|n| ctx.snap.vms.get(ctx.ns, &n)) {
+    let vm_name = ctx.vm_name();
+    let vm = vm_name.as_deref().and_then(|n| ctx.snap.vms.get(ctx.ns, n));
+    if let Some(vm) = vm {
         let disks: Vec<String> = vm
             .disk_claims
             .iter()
@@ -63,40 +78,38 @@ pub fn disk_names(ctx: &Ctx) -> Vec<String> {
             .cloned()
             .collect();
         if !disks.is_empty() {
-            return disks;
+            return (disks, DiskSource::VmVolumes);
         }
     }
-    let mut names: Vec<String> = ctx
-        .snap
-        .data_volumes
-        .in_namespace(ctx.ns)
-        .map(|d| d.meta.name.clone())
-        .chain(
-            ctx.snap
-                .pvcs
-                .in_namespace(ctx.ns)
-                .map(|p| p.meta.name.clone()),
-        )
-        .filter(|n| n.starts_with("vm-disk-") && crate::model::names::parse_orig_name(n).is_none())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    let backup = match (ctx.backup, ctx.rj.backup_ref.as_deref()) {
+        (Some(b), _) => format!("Backup {} has no status.underlyingResources", b.meta.name),
+        (None, Some(b)) => format!("Backup {b} is not there"),
+        (None, None) => "the RestoreJob names no Backup".to_string(),
+    };
+    let vm = match (vm, vm_name) {
+        (Some(v), _) => format!("VM {} has no vm-disk-* volumes", v.meta.name),
+        (None, Some(n)) => format!("VM {n} is not there"),
+        (None, None) => "no target VM".to_string(),
+    };
+    (
+        Vec::new(),
+        DiskSource::Unknown(format!(
+            "disks unknown: {backup} and {vm} (the controller takes the disks from the Backup's record); no disk analysed"
+        )),
+    )
 }
 
+/// The disks a VM restore covers (empty when unknown, see `disk_source`).
+pub fn disk_names(ctx: &Ctx) -> Vec<String> {
+    disk_source(ctx).0
+}
+
+/// Whether `rj` made `orig` (see `model::ownership::orig_relation`, shared with the actions).
 pub fn ownership(orig: &Obj<Pvc>, rj: &Obj<RestoreJob>) -> Ownership {
-    match orig.meta.annotation(ANN_RESTORE_JOB_UID) {
-        Some(uid) if uid == rj.meta.uid => Ownership::Ours { annotated: true },
-        Some(uid) => Ownership::Foreign {
-            other_uid: Some(uid.to_string()),
-        },
-        // Without the annotation (controller before the fix) only the age tells: a PVC older
-        // than the RestoreJob cannot be its work.
-        None => match (orig.meta.created, rj.meta.created) {
-            (Some(o), Some(r)) if o >= r => Ownership::Ours { annotated: false },
-            (Some(_), Some(_)) => Ownership::Foreign { other_uid: None },
-            _ => Ownership::Unknown,
-        },
+    match orig_relation(orig, rj) {
+        OrigRelation::Made { annotated } => Ownership::Ours { annotated },
+        OrigRelation::NotMade { other_uid } => Ownership::Foreign { other_uid },
+        OrigRelation::Unknown => Ownership::Unknown,
     }
 }
 
@@ -213,6 +226,10 @@ pub enum Rename {
     Complete,
     /// Our `-orig` PVC exists but the rename stopped: why.
     HalfDone(Vec<String>),
+    /// The rename's writes are all done (the PV's claimRef names the `-orig` PVC's name and
+    /// UID, the original PVC is gone) and the `-orig` PVC is still `Pending`: the PV
+    /// controller binds it on its resync, up to ~15 s later on a real cluster. Since when.
+    AwaitingBind(Option<jiff::Timestamp>),
     /// The `-orig` name is held by a PVC that is not ours.
     Foreign,
     /// An `-orig` PVC of unknown provenance (no annotation, no timestamps).
@@ -261,10 +278,10 @@ impl Disk<'_> {
     }
 }
 
-pub fn build_disks<'a>(ctx: &Ctx<'a>) -> Vec<Disk<'a>> {
+pub fn build_disks<'a>(ctx: &Ctx<'a>, names: Vec<String>) -> Vec<Disk<'a>> {
     let snap = ctx.snap;
     let dds = downloads(ctx);
-    disk_names(ctx)
+    names
         .into_iter()
         .map(|name| {
             let orig_name = orig_pvc_name(&name, &ctx.rj.meta.name);
@@ -302,6 +319,9 @@ fn rename_state(
     original: Option<&Obj<Pvc>>,
     snap: &Snapshot,
 ) -> Rename {
+    if let Some(since) = awaiting_bind(orig, pv, original, snap) {
+        return Rename::AwaitingBind(since);
+    }
     let mut why = Vec::new();
     if orig.phase.as_deref() == Some("Pending") {
         why.push("-orig PVC Pending".to_string());
@@ -355,6 +375,29 @@ fn rename_state(
     } else {
         Rename::HalfDone(why)
     }
+}
+
+/// The last write of a rename points the PV at the `-orig` PVC; the binding that follows is
+/// the PV controller's. `Some(since)` when only that binding is left.
+fn awaiting_bind(
+    orig: &Obj<Pvc>,
+    pv: Option<&Obj<Pv>>,
+    original: Option<&Obj<Pvc>>,
+    snap: &Snapshot,
+) -> Option<Option<jiff::Timestamp>> {
+    let pv = pv?;
+    let claim = pv.claim_ref.as_ref()?;
+    let names_orig = claim.namespace == orig.meta.namespace
+        && claim.name == orig.meta.name
+        && !orig.meta.uid.is_empty()
+        && claim.uid.as_deref() == Some(orig.meta.uid.as_str());
+    let original_gone = original.is_none() && kind_observed(snap, Kind::PersistentVolumeClaim);
+    (names_orig && original_gone && orig.phase.as_deref() == Some("Pending")).then(|| {
+        [orig.meta.created, pv.meta.last_change]
+            .into_iter()
+            .flatten()
+            .max()
+    })
 }
 
 fn orig_base(orig: &Obj<Pvc>) -> &str {

@@ -143,6 +143,86 @@ pub fn objectstore_owners(
     }
 }
 
+/// A Cluster whose barman plugin names an ObjectStore that does not exist: WAL archiving has no
+/// destination. On a real cluster the garbage collector deletes an ObjectStore owned by a
+/// purged Cluster's UID within a second, so this, not `objectstore-owner-stale`, is what an
+/// operator usually gets to see; the live watch's tombstone says when and why it went.
+pub fn objectstore_missing(
+    snap: &Snapshot,
+    restores: &[RestoreView],
+    settings: &Settings,
+    now: Timestamp,
+    out: &mut Findings,
+) {
+    if !super::disks::kind_observed(snap, Kind::ObjectStore) {
+        return;
+    }
+    for c in snap.clusters.iter() {
+        let Some(store) = c.plugin_object_store.as_deref() else {
+            continue;
+        };
+        let ns = c.meta.namespace.as_str();
+        if c.meta.deleted.is_some() || snap.object_stores.get(ns, store).is_some() {
+            continue;
+        }
+        // The backup driver applies the ObjectStore right after the chart renders the Cluster.
+        if c.meta
+            .created
+            .is_some_and(|t| now.duration_since(t) < settings.rename_grace)
+        {
+            continue;
+        }
+        let restore = restores
+            .iter()
+            .filter(|r| {
+                r.id.namespace == ns
+                    && r.postgres
+                        .as_ref()
+                        .is_some_and(|p| p.cluster_name == c.meta.name)
+            })
+            .max_by_key(|r| (!r.terminal, r.created));
+        let seen = snap
+            .tombstones
+            .last(Kind::ObjectStore, ns, store)
+            .map(|t| {
+                let owner = t
+                    .owners
+                    .iter()
+                    .find(|o| o.controller)
+                    .map(|o| {
+                        if o.kind == "Cluster" && o.uid != c.meta.uid {
+                            format!(
+                                "; its controller owner was Cluster {} UID {}, not the live Cluster's UID {}: the garbage collector took it",
+                                o.name, o.uid, c.meta.uid
+                            )
+                        } else {
+                            format!("; its controller owner was {} {} UID {}", o.kind, o.name, o.uid)
+                        }
+                    })
+                    .unwrap_or_else(|| "; it had no controller owner".into());
+                format!(" The watch saw it deleted at {}{owner}.", t.at)
+            })
+            .unwrap_or_default();
+        out.push(
+            snap,
+            Code::ObjectstoreMissing,
+            restore.map(|r| &r.id),
+            vec![
+                ObjRef::new(Kind::CnpgCluster, ns, &c.meta.name),
+                ObjRef::new(Kind::ObjectStore, ns, store),
+            ],
+            format!(
+                "Cluster {} archives WAL through ObjectStore {store} (barmanObjectName), which does not exist: WAL archiving has no destination.{seen}",
+                c.meta.name
+            ),
+            format!(
+                "Recreate ObjectStore {store} in {ns} owned by the live Cluster {} (UID {}), or let the backup driver re-apply it; no WAL is archived until then",
+                c.meta.name, c.meta.uid
+            ),
+        );
+    }
+}
+
 pub fn system_bucket(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
     for app in snap.postgreses.iter() {
         if app.bootstrap_enabled.known() != Some(&true)
@@ -249,6 +329,7 @@ pub fn orphaned_suspensions(snap: &Snapshot, restores: &[RestoreView], out: &mut
         {
             continue;
         }
+        // No RestoreJob to act on: resume-release takes one, so the remedy is the command.
         out.push(
             snap,
             Code::HelmreleaseLeftSuspended,
@@ -259,6 +340,7 @@ pub fn orphaned_suspensions(snap: &Snapshot, restores: &[RestoreView], out: &mut
                 e.involved.name
             ),
             format!("Resume it: flux resume helmrelease {hr_name} -n {ns} (or kubectl patch hr {hr_name} -n {ns} --type merge -p '{{\"spec\":{{\"suspend\":false}}}}')"),
-        );
+        )
+        .action = None;
     }
 }

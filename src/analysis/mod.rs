@@ -10,7 +10,7 @@ mod emit;
 mod global;
 pub mod history;
 mod orig;
-mod postgres;
+pub(crate) mod postgres;
 pub mod report;
 mod vm;
 mod vm_findings;
@@ -213,10 +213,11 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
+    global::objectstore_missing(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
     global::orphaned_suspensions(snap, &restores, &mut out);
-    let orig_pvcs = orig::inventory(snap, &mut out);
+    let orig_pvcs = orig::inventory(snap, &restores, &mut out);
 
     let mut findings = out.0;
     for f in &mut findings {

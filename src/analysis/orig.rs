@@ -1,34 +1,89 @@
 //! Every `-orig` PVC in the cluster, whose it is, and whether deleting it now would lose a volume.
 
 use super::codes::{Code, Severity};
+use super::disks::kind_observed;
 use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
-use super::report::{ObjRef, OrigPvcView, RestoreId};
+use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::ORIG_TERM;
-use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, short_hash,
-};
-use crate::model::objects::{Pv, Pvc, RestoreJob};
+use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, short_hash};
+use crate::model::objects::{Pv, Pvc, RestoreJob, RjPhase};
+use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Kind, Obj};
 use std::sync::Arc;
 
-fn restore_of<'a>(
-    snap: &'a Snapshot,
-    pvc: &'a Obj<Pvc>,
-    hash: &'a str,
-) -> Option<&'a Arc<Obj<RestoreJob>>> {
-    let ns = pvc.meta.namespace.as_str();
-    if let Some(uid) = pvc.meta.annotation(ANN_RESTORE_JOB_UID) {
-        return snap
-            .restore_jobs
-            .in_namespace(ns)
-            .find(|r| r.meta.uid == uid);
+/// The RestoreJob that made an `-orig` PVC (see `model::ownership::orig_owner`); `Deleted`
+/// only when RestoreJobs were read at all.
+fn owner_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> OrigOwner<'a> {
+    match orig_owner(pvc, snap.restore_jobs.in_namespace(&pvc.meta.namespace)) {
+        OrigOwner::Deleted { .. } if !kind_observed(snap, Kind::RestoreJob) => OrigOwner::Unknown,
+        o => o,
     }
-    snap.restore_jobs
+}
+
+/// Running Pods that use an `-orig` PVC's volume: through the PVC itself, or through any claim
+/// bound to its PV (the original PVC of a half-done rename still claims it, and the VM runs on
+/// it). "pod (via claim)" when through another claim.
+fn pods_using(snap: &Snapshot, pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Vec<String> {
+    let ns = pvc.meta.namespace.as_str();
+    let pv_name = pv.map(|p| p.meta.name.as_str());
+    let on_pv = |claim: &str| {
+        pv_name.is_some_and(|v| {
+            snap.pvcs
+                .get(ns, claim)
+                .is_some_and(|c| c.volume_name.as_deref() == Some(v))
+        }) || pv
+            .and_then(|p| p.claim_ref.as_ref())
+            .is_some_and(|c| c.namespace == ns && c.name == claim)
+    };
+    snap.pods
         .in_namespace(ns)
-        .filter(|r| short_hash(&r.meta.name) == hash)
-        .max_by_key(|r| r.meta.created)
+        .filter(|p| !p.is_finished())
+        .filter_map(|p| {
+            if p.claims.iter().any(|c| c == &pvc.meta.name) {
+                return Some(p.meta.name.clone());
+            }
+            p.claims
+                .iter()
+                .find(|c| on_pv(c))
+                .map(|c| format!("{} (via {c})", p.meta.name))
+        })
+        .collect()
+}
+
+/// Why an `-orig` PVC may hold the only good copy of its disk: its RestoreJob failed, or the
+/// restored disk is missing, or its DataDownload failed.
+fn only_copy(
+    snap: &Snapshot,
+    pvc: &Obj<Pvc>,
+    base: &str,
+    rj: Option<&Obj<RestoreJob>>,
+    view: Option<&RestoreView>,
+) -> Option<String> {
+    let ns = pvc.meta.namespace.as_str();
+    if let Some(r) = rj
+        && r.phase == RjPhase::Failed
+    {
+        return Some(format!("RestoreJob {} failed", r.meta.name));
+    }
+    let running = rj.is_some_and(|r| !r.phase.is_terminal());
+    if !running
+        && snap.pvcs.get(ns, base).is_none()
+        && kind_observed(snap, Kind::PersistentVolumeClaim)
+        && snap.scope.as_deref().is_none_or(|s| s == ns)
+    {
+        return Some(format!("the restored {base} is missing"));
+    }
+    let download = view
+        .and_then(|v| v.disks.iter().find(|d| d.disk == base))
+        .and_then(|d| d.download.as_ref())
+        .filter(|dd| matches!(dd.phase.as_deref(), Some("Failed" | "Canceled")))?;
+    Some(format!(
+        "the DataDownload {} of {base} is {}",
+        download.name,
+        download.phase.display()
+    ))
 }
 
 fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
@@ -38,7 +93,11 @@ fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
         .map(str::to_string)
 }
 
-pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
+pub fn inventory(
+    snap: &Snapshot,
+    restores: &[RestoreView],
+    out: &mut Findings,
+) -> Vec<OrigPvcView> {
     let mut views = Vec::new();
     // Only PVCs named like `-orig` ones can pass the first test: the index has them, in the
     // same order as a scan of every PVC.
@@ -48,20 +107,39 @@ pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
         };
         let ns = pvc.meta.namespace.as_str();
         let pv = pv_of(snap, pvc);
-        let rj = restore_of(snap, pvc, hash);
+        let owner = owner_of(snap, pvc);
+        let rj = match &owner {
+            OrigOwner::Restore { rj, .. } => Some(*rj),
+            OrigOwner::Deleted { .. } => None,
+            // Cannot tell: the newest RestoreJob of the hash is presumed its maker (the safe
+            // side: its restore may still need the PVC), as reclaim-orig presumes.
+            OrigOwner::Unknown => snap
+                .restore_jobs
+                .in_namespace(ns)
+                .filter(|r| short_hash(&r.meta.name) == hash)
+                .max_by_key(|r| r.meta.created),
+        };
+        let deleted_restore = match &owner {
+            OrigOwner::Deleted { uid } => Some(DeletedRestore { uid: uid.clone() }),
+            _ => None,
+        };
+        let restore_id = rj.map(|r| RestoreId {
+            namespace: ns.to_string(),
+            name: r.meta.name.clone(),
+        });
+        let view = restore_id
+            .as_ref()
+            .and_then(|id| restores.iter().find(|v| &v.id == id));
         let class = pv
             .and_then(|p| p.storage_class.clone())
             .or_else(|| pvc.storage_class.clone())
             .and_then(|c| snap.storage_classes.get("", &c))
             .and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
-        let mounted_by: Vec<String> = snap
-            .pods
-            .in_namespace(ns)
-            .filter(|p| !p.is_finished() && p.claims.iter().any(|c| c == &pvc.meta.name))
-            .map(|p| p.meta.name.clone())
-            .collect();
+        let mounted_by = pods_using(snap, pvc, pv.map(|p| &**p));
         let rec = recorded(pvc, pv.map(|p| &**p));
         let pv_policy = pv.and_then(|p| p.reclaim_policy.known().cloned());
+        let only = only_copy(snap, pvc, base, rj.map(|r| &**r), view);
+        let deleting = pvc.meta.deleted.is_some();
         let reclaim = if let Some(r) = rj.filter(|r| !r.phase.is_terminal()) {
             Err(format!(
                 "RestoreJob {} is {}",
@@ -74,19 +152,26 @@ pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
             ))
         } else if !mounted_by.is_empty() {
             Err(format!("mounted by pod {}", mounted_by.join(", ")))
-        } else if pvc.meta.deleted.is_some() {
+        } else if deleting {
             Err("already being deleted".to_string())
+        } else if let Some(why) = &only {
+            Err(format!("keep it: it is the only copy ({why})"))
         } else if pv_policy.as_deref() == Some("Retain") {
             Ok(rec.clone())
         } else {
             Ok(None)
         };
-        let deleting = pvc.meta.deleted.is_some();
-        let restore_id = rj.map(|r| RestoreId {
-            namespace: ns.to_string(),
-            name: r.meta.name.clone(),
-        });
-        if pv_policy.as_deref() == Some("Retain") {
+        if pv_policy.as_deref() == Some("Retain")
+            && let Some(pv) = pv
+        {
+            let state = ReclaimState {
+                running: rj
+                    .filter(|r| !r.phase.is_terminal())
+                    .map(|r| r.meta.name.clone()),
+                mounted_by: mounted_by.clone(),
+                only_copy: only.clone(),
+                deleting,
+            };
             leak_findings(
                 snap,
                 out,
@@ -95,7 +180,7 @@ pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
                 rec.as_deref(),
                 class.as_deref(),
                 restore_id.as_ref(),
-                deleting,
+                &state,
             );
         }
         views.push(OrigPvcView {
@@ -106,6 +191,7 @@ pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
             size: pvc.size().map(str::to_string),
             restore: restore_id,
             restore_phase: rj.map(|r| r.phase.as_str().to_string()),
+            deleted_restore,
             pv: pv.map(|p| pv_info(p)),
             class_policy: class,
             mounted_by,
@@ -116,18 +202,64 @@ pub fn inventory(snap: &Snapshot, out: &mut Findings) -> Vec<OrigPvcView> {
     views
 }
 
+/// What decides whether reclaim-orig may be offered on an `-orig` PVC, and what its remedy says.
+struct ReclaimState {
+    /// The RestoreJob that made it still runs: the PVC is its safety copy.
+    running: Option<String>,
+    mounted_by: Vec<String>,
+    /// Why it may be the only good copy.
+    only_copy: Option<String>,
+    deleting: bool,
+}
+
+impl ReclaimState {
+    /// The remedy and whether reclaim-orig fits: never offered where it would refuse.
+    fn remedy(&self, pv: &str, then: String) -> (String, bool) {
+        let set_back = format!(
+            "set PV {pv} back to its original policy before the PVC goes, or the volume leaks"
+        );
+        if let Some(r) = &self.running {
+            (
+                format!(
+                    "Keep it while RestoreJob {r} runs: it is the restore's safety copy. Once the restore has finished and the disk is checked: {then}"
+                ),
+                false,
+            )
+        } else if !self.mounted_by.is_empty() {
+            (
+                format!(
+                    "It is mounted by pod {}: keep it while it is in use. Afterwards: {then}",
+                    self.mounted_by.join(", ")
+                ),
+                false,
+            )
+        } else if let Some(why) = &self.only_copy {
+            (
+                format!(
+                    "Keep it: it is the only copy ({why}). When its data is safe elsewhere, {set_back}"
+                ),
+                false,
+            )
+        } else if self.deleting {
+            (format!("It is being deleted: {then}"), true)
+        } else {
+            (then, true)
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn leak_findings(
     snap: &Snapshot,
     out: &mut Findings,
     pvc: &Obj<Pvc>,
-    pv: Option<&Arc<Obj<Pv>>>,
+    pv: &Arc<Obj<Pv>>,
     rec: Option<&str>,
     class: Option<&str>,
     restore: Option<&RestoreId>,
-    deleting: bool,
+    state: &ReclaimState,
 ) {
-    let Some(pv) = pv else { return };
+    let deleting = state.deleting;
     let ns = &pvc.meta.namespace;
     let objects = vec![
         ObjRef::new(Kind::PersistentVolumeClaim, ns, &pvc.meta.name),
@@ -147,7 +279,11 @@ fn leak_findings(
     };
     match rec {
         Some("Delete") => {
-            out.push_with(
+            let (remedy, offer) = state.remedy(
+                &pv.meta.name,
+                format!("use the reclaim-orig action: it sets PV {} back to Delete, then deletes the PVC", pv.meta.name),
+            );
+            let f = out.push_with(
                 snap,
                 Code::ReclaimLeakRisk,
                 sev,
@@ -157,15 +293,22 @@ fn leak_findings(
                     "PV {} of {} is Retain (set by the rename) and its recorded original policy is Delete: deleting the PVC alone leaves the volume behind.{now_note}",
                     pv.meta.name, pvc.meta.name
                 ),
-                format!("Use the reclaim-orig action: it sets PV {} back to Delete, then deletes the PVC", pv.meta.name),
+                remedy,
             );
+            if !offer {
+                f.action = None;
+            }
         }
         Some(_) => {}
         None => {
             let likely = class
                 .map(|c| format!("; its StorageClass says {c}"))
                 .unwrap_or_default();
-            out.push_with(
+            let (remedy, offer) = state.remedy(
+                &pv.meta.name,
+                "use the reclaim-orig action and pick the policy (the StorageClass's is the likely one); deleting the PVC alone keeps the volume".into(),
+            );
+            let f = out.push_with(
                 snap,
                 Code::ReclaimPolicyUnrecorded,
                 sev,
@@ -175,8 +318,11 @@ fn leak_findings(
                     "PV {} of {} is Retain and no original-reclaim-policy was recorded (controller before the fix): its policy before the rename is unknown{likely}.{now_note}",
                     pv.meta.name, pvc.meta.name
                 ),
-                "Use the reclaim-orig action and pick the policy (the StorageClass's is the likely one); deleting the PVC alone keeps the volume".into(),
+                remedy,
             );
+            if !offer {
+                f.action = None;
+            }
         }
     }
 }
@@ -212,7 +358,7 @@ fn released_leaks(snap: &Snapshot, out: &mut Findings) {
             code,
             Severity::Warning,
             None,
-            // The gone PVC first: it is what reclaim-orig takes as its target.
+            // The gone PVC first: the -orig name the leak is known by.
             vec![ObjRef::new(Kind::PersistentVolumeClaim, &c.namespace, &c.name), ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name)],
             format!(
                 "PV {} ({}) still exists with policy Retain although its -orig PVC {}/{} is gone: the volume leaked{}",
@@ -223,6 +369,9 @@ fn released_leaks(snap: &Snapshot, out: &mut Findings) {
                 rec.map(|r| format!(" (recorded original policy {r})")).unwrap_or_default()
             ),
             format!("If the data is no longer needed: kubectl patch pv {} -p '{{\"spec\":{{\"persistentVolumeReclaimPolicy\":\"Delete\"}}}}'", pv.meta.name),
-        );
+        )
+        // reclaim-orig acts on the PVC, which is gone: it would do nothing. The remedy is the
+        // one write left to make.
+        .action = None;
     }
 }

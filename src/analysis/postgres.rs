@@ -7,6 +7,7 @@ use super::emit::Findings;
 use super::report::{ObjRef, PgView, Step, StepId, StepState};
 use crate::model::names::{LABEL_CNPG_CLUSTER, postgres_release};
 use crate::model::objects::{CnpgCluster, RjPhase, find_condition};
+use crate::model::ownership::ClusterRole;
 use crate::model::{Field, Kind, Obj};
 use jiff::{SignedDuration, Timestamp};
 use std::sync::Arc;
@@ -43,18 +44,10 @@ pub fn deadline(ctx: &Ctx) -> Option<(Timestamp, SignedDuration)> {
 }
 
 /// Whether this Cluster is the one re-rendered after the purge (not the one being purged).
-fn is_new_cluster(ctx: &Ctx, cluster: &Obj<CnpgCluster>) -> bool {
-    let purged = find_condition(&ctx.rj.conditions, "TargetPurged");
-    if cluster.meta.deleted.is_some() {
-        return false;
-    }
-    match (
-        cluster.meta.created,
-        purged.and_then(|p| p.last_transition).or(ctx.started()),
-    ) {
-        (Some(c), Some(t)) => c >= t,
-        _ => purged.is_some_and(|p| p.is_true()),
-    }
+pub(crate) fn is_new_cluster(ctx: &Ctx, cluster: &Obj<CnpgCluster>) -> bool {
+    // By evidence, never by when TargetPurged was stamped (`model::ownership::cluster_role`):
+    // fix-servername asks this very question, so the finding and the repair agree.
+    matches!(ctx.cluster_role(cluster), ClusterRole::Rerendered(_))
 }
 
 pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
@@ -93,6 +86,8 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     let cnpg_pvcs = purge_pvcs.len();
     let purged = find_condition(&rj.conditions, "TargetPurged").filter(|c| c.is_true());
     let wal = find_condition(&rj.conditions, "WALArchiveReady");
+    let role = cluster.map(|c| ctx.cluster_role(c));
+    // The test fix-servername makes too; `role` keeps the evidence for the step's detail.
     let new_cluster = cluster.filter(|c| is_new_cluster(ctx, c));
     let dl = deadline(ctx);
     let terminal = ctx.terminal();
@@ -254,10 +249,13 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
                 c.phase.clone().unwrap_or_else(|| "no status yet".into())
             ),
         ),
-        None if purge_done && resumed => step(
+        // Never "waiting to be rendered" while a Cluster of that name is there: say what is
+        // known of it instead, also before the purge is seen to be done when the evidence for
+        // the Cluster there is not enough.
+        None if (purge_done && resumed) || matches!(role, Some(ClusterRole::Unknown(_))) => step(
             StepId::Rebootstrap,
             if failed { Failed } else { Active },
-            format!("waiting for Cluster {cluster_name} to be rendered"),
+            not_rerendered(&cluster_name, role.as_ref()),
         ),
         None => step(StepId::Rebootstrap, Pending, ""),
     });
@@ -304,7 +302,8 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
             Field::Missing => None,
         };
         if let Some(current) = mismatch {
-            out.push(
+            let readable = c.plugin_server_name.is_known();
+            let f = out.push(
                 snap,
                 Code::ServernameReverted,
                 id,
@@ -313,10 +312,20 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
                     "Cluster {} archives under serverName {current}, but the app's bootstrap.newServerName is {n}: the WAL archive check will refuse the destination (\"Expected empty archive\") and the restore will run into its deadline",
                     c.meta.name
                 ),
-                format!(
-                    "While the restore runs, set the Cluster's barman plugin serverName to {n} (the fix-servername action does it with a test on the old value)"
-                ),
+                if readable {
+                    format!(
+                        "While the restore runs, set the Cluster's barman plugin serverName to {n} (the fix-servername action does it with a test on the old value)"
+                    )
+                } else {
+                    format!(
+                        "The plugin's serverName is unreadable, so fix-servername cannot test the old value: set spec.plugins[name=barman-cloud.cloudnative-pg.io].parameters.serverName to {n} by hand (kubectl edit cluster {} -n {}) while the restore runs",
+                        c.meta.name, ctx.ns
+                    )
+                },
             );
+            if !readable {
+                f.action = None;
+            }
         }
     }
 
@@ -338,7 +347,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
             id,
             vec![cref(c), ObjRef::new(Kind::ObjectStore, ctx.ns, &store_name), ObjRef::new(Kind::ObjectStore, ctx.ns, &recovery_store_name)],
             format!("Cluster {} would archive WAL as {archive} into {a}, the very prefix it recovers from: the archive check fails and the backup could be overwritten", c.meta.name),
-            "Restore into a copy (another application name), or upgrade Cozystack to a version that sets bootstrap.newServerName".into(),
+            collision_remedy(ctx, pg_app.and_then(|a| a.new_server_name.as_deref()), new_cluster.is_some()),
         );
     }
 
@@ -436,6 +445,33 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
         deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now < d),
+    }
+}
+
+/// What the rebootstrap step says while no Cluster is known to be the re-rendered one.
+fn not_rerendered(cluster: &str, role: Option<&ClusterRole>) -> String {
+    match role {
+        None => format!("waiting for Cluster {cluster} to be rendered"),
+        Some(ClusterRole::Unknown(why)) => {
+            format!("unknown: cannot tell whether Cluster {cluster} is the re-rendered one ({why})")
+        }
+        Some(ClusterRole::Previous(why) | ClusterRole::Rerendered(why)) => {
+            format!("Cluster {cluster} is not the re-rendered one ({why})")
+        }
+    }
+}
+
+/// An upgrade is advice only where the controller predates `newServerName`: with it set, the
+/// collision is the serverName written back over it (report 003).
+fn collision_remedy(ctx: &Ctx, new_server_name: Option<&str>, rerendered: bool) -> String {
+    match new_server_name {
+        None => "Restore into a copy (another application name), or upgrade Cozystack to a version that sets bootstrap.newServerName".into(),
+        Some(n) if rerendered && !ctx.terminal() => format!(
+            "The app already sets bootstrap.newServerName {n}: the Cluster's serverName was written back over it (report 003). Set it to {n} while the restore runs (servername-reverted, the fix-servername action)"
+        ),
+        Some(n) => format!(
+            "The app already sets bootstrap.newServerName {n}, yet the Cluster archives under the recovery serverName (written back over it, report 003). Once this restore is over, restore again under a new RestoreJob, or into a copy"
+        ),
     }
 }
 

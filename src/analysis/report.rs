@@ -353,6 +353,12 @@ impl RestoreView {
     }
 }
 
+/// The RestoreJob that made an `-orig` PVC is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeletedRestore {
+    pub uid: Option<String>,
+}
+
 /// An `-orig` PVC anywhere in the cluster, and whether it can be reclaimed now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrigPvcView {
@@ -365,6 +371,9 @@ pub struct OrigPvcView {
     /// The RestoreJob that made it, when it can be told.
     pub restore: Option<RestoreId>,
     pub restore_phase: Option<String>,
+    /// Left by a RestoreJob that no longer exists (its UID, when annotated): shown as such,
+    /// and reclaimable, even while a new RestoreJob of the same name runs.
+    pub deleted_restore: Option<DeletedRestore>,
     pub pv: Option<PvInfo>,
     /// The StorageClass's reclaim policy: the likely original when none was recorded.
     pub class_policy: Option<String>,

@@ -2,7 +2,7 @@
 //! are in `vm_steps`, the findings in `vm_findings`.
 
 use super::ctx::Ctx;
-use super::disks::{Disk, build_disks, kind_observed};
+use super::disks::{Disk, DiskSource, build_disks, disk_source, kind_observed};
 use super::emit::Findings;
 use super::report::Step;
 use crate::model::Kind;
@@ -11,6 +11,14 @@ use crate::model::names::{vm_disk_name, vm_instance_release};
 pub struct VmOutcome<'a> {
     pub steps: Vec<Step>,
     pub disks: Vec<Disk<'a>>,
+}
+
+/// Why the disks of a restore are unknown, when they are.
+pub(super) fn unknown_disks(source: &DiskSource) -> Option<&str> {
+    match source {
+        DiskSource::Unknown(why) => Some(why.as_str()),
+        _ => None,
+    }
 }
 
 /// The HelmReleases a VM restore suspends.
@@ -28,8 +36,9 @@ pub fn vm_releases(ctx: &Ctx, disks: &[Disk]) -> Vec<String> {
 }
 
 pub fn analyze_vm<'a>(ctx: &Ctx<'a>, out: &mut Findings) -> VmOutcome<'a> {
-    let disks = build_disks(ctx);
-    let steps = super::vm_steps::steps(ctx, &disks);
+    let (names, source) = disk_source(ctx);
+    let disks = build_disks(ctx, names);
+    let steps = super::vm_steps::steps(ctx, &disks, unknown_disks(&source));
     super::vm_findings::findings(ctx, &disks, out);
     VmOutcome { steps, disks }
 }

@@ -2,15 +2,86 @@
 
 use super::codes::Code;
 use super::ctx::{Ctx, human};
-use super::disks::{Disk, Rename, downloads, kind_present};
+use super::disks::{Disk, Rename, downloads, kind_observed};
 use super::emit::Findings;
 use super::report::ObjRef;
 use super::vm::{half_done_settled, leftovers, past};
 use crate::model::Kind;
 use crate::model::objects::RjPhase;
+use crate::model::ownership::{OrigOwner, orig_owner};
 
 fn pvc_ref(ns: &str, name: &str) -> ObjRef {
     ObjRef::new(Kind::PersistentVolumeClaim, ns, name)
+}
+
+/// Running, not finished Pods that use a disk: through its PVC, its `-orig` PVC, or any claim
+/// bound to one of its PVs.
+fn pods_using(ctx: &Ctx, d: &Disk) -> Vec<String> {
+    let pvs: Vec<&str> = [d.pv, d.orig_pv]
+        .into_iter()
+        .flatten()
+        .map(|p| p.meta.name.as_str())
+        .collect();
+    ctx.snap
+        .pods
+        .in_namespace(ctx.ns)
+        .filter(|p| !p.is_finished())
+        .filter(|p| {
+            p.claims.iter().any(|c| {
+                c == &d.name
+                    || c == &d.orig_name
+                    || ctx
+                        .snap
+                        .pvcs
+                        .get(ctx.ns, c)
+                        .and_then(|x| x.volume_name.as_deref())
+                        .is_some_and(|v| pvs.contains(&v))
+            })
+        })
+        .map(|p| p.meta.name.clone())
+        .collect()
+}
+
+/// What to do about a half-done rename, and whether resume-rename fits: it refuses once the
+/// restore is over and while anything runs on the disk, so it is offered only otherwise.
+fn half_done_remedy(ctx: &Ctx, d: &Disk) -> (String, bool) {
+    let vm = ctx.vm_name().unwrap_or_default();
+    if ctx.terminal() {
+        return (
+            format!(
+                "The restore is over ({}): finishing the rename now would move the disk out from under the application and restore nothing. Stop the VM (virtctl stop {vm} -n {}), remove our own Pending {} once its PV is checked, and restore again under a new RestoreJob name",
+                ctx.rj.phase.as_str(),
+                ctx.ns,
+                d.orig_name
+            ),
+            false,
+        );
+    }
+    if let Some(vmi) = ctx.snap.vmis.get(ctx.ns, &vm) {
+        return (
+            format!(
+                "VMI {} is {}: stop the VM first (virtctl stop {vm} -n {}); then finish the rename with the resume-rename action",
+                vmi.meta.name,
+                vmi.phase.display(),
+                ctx.ns
+            ),
+            false,
+        );
+    }
+    let pods = pods_using(ctx, d);
+    if !pods.is_empty() {
+        return (
+            format!(
+                "Pod {} uses the disk: stop it first; then finish the rename with the resume-rename action",
+                pods.join(", ")
+            ),
+            false,
+        );
+    }
+    (
+        "Finish the rename with the resume-rename action (it deletes the original PVC only while it still claims the PV, then points the PV's claimRef at the -orig PVC)".into(),
+        true,
+    )
 }
 
 pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
@@ -58,7 +129,24 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
         match &d.rename {
             Rename::Foreign if !terminal => {
                 let orig = d.orig.map(|o| &**o);
+                let left_by_deleted = orig.is_some_and(|o| {
+                    matches!(
+                        orig_owner(o, snap.restore_jobs.in_namespace(ctx.ns)),
+                        OrigOwner::Deleted { .. }
+                    )
+                });
+                let made = orig
+                    .and_then(|o| o.meta.created)
+                    .map_or("at an unknown time".to_string(), |t| t.to_string());
                 let whose = match &d.ownership {
+                    _ if left_by_deleted => format!(
+                        "it was left by a deleted RestoreJob (created {made}{})",
+                        match &d.ownership {
+                            Some(super::report::Ownership::Foreign { other_uid: Some(u) }) =>
+                                format!(", restore-job-uid {u}"),
+                            _ => String::new(),
+                        }
+                    ),
                     Some(super::report::Ownership::Foreign { other_uid: Some(u) }) => format!(
                         "it carries restore-job-uid {u}, not this RestoreJob's {}",
                         rj.meta.uid
@@ -80,10 +168,17 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                         "{} would keep {} as {}, but that name is held by a PVC this RestoreJob did not create ({whose}); a controller before the fix skips the rename and the current disk is lost, a fixed one fails the restore",
                         rj.meta.name, d.name, d.orig_name
                     ),
-                    format!(
-                        "Delete this RestoreJob before it halts the VM; then either reclaim the stale {} (check its content first: it may be the only copy of an older disk) or re-create the restore under another name",
-                        d.orig_name
-                    ),
+                    if left_by_deleted {
+                        format!(
+                            "Delete this RestoreJob before it halts the VM; then either reclaim the stale {} with the reclaim-orig action (check its content first: it may be the only copy of an older disk) or re-create the restore under another name",
+                            d.orig_name
+                        )
+                    } else {
+                        format!(
+                            "Delete this RestoreJob before it halts the VM and re-create the restore under another name: {} belongs to a RestoreJob that still exists",
+                            d.orig_name
+                        )
+                    },
                 );
             }
             Rename::HalfDone(why) if half_done_settled(ctx, d, &past) => {
@@ -94,14 +189,23 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 if d.pvc.is_some() {
                     objects.push(pvc_ref(ctx.ns, &d.name));
                 }
-                out.push(
+                let (remedy, offer) = half_done_remedy(ctx, d);
+                let f = out.push(
                     snap,
                     Code::RenameHalfDone,
                     id,
                     objects,
-                    format!("the rename of {} to {} stopped halfway: {}", d.name, d.orig_name, why.join(", ")),
-                    "Finish the rename with the resume-rename action (it deletes the original PVC only while it still claims the PV, then points the PV's claimRef at the -orig PVC)".into(),
+                    format!(
+                        "the rename of {} to {} stopped halfway: {}",
+                        d.name,
+                        d.orig_name,
+                        why.join(", ")
+                    ),
+                    remedy,
                 );
+                if !offer {
+                    f.action = None;
+                }
             }
             _ => {}
         }
@@ -160,13 +264,21 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
     let velero_completed = ctx
         .velero
         .is_some_and(|v| v.phase.as_deref() == Some("Completed"));
+    // DataDownloads count as read when their API group was (a dump holding the Velero Restore
+    // but no DataDownload at all is the one-disk VM that lost the race: Velero skipped its
+    // only disk), never when the live watch of the kind has not listed.
     if ctx.in_place
         && ctx.velero.is_some()
-        && kind_present(snap, Kind::DataDownload)
+        && kind_observed(snap, Kind::DataDownload)
         && (velero_completed || rj.phase == RjPhase::Succeeded)
     {
+        let none_at_all = downloads(ctx).is_empty();
         for d in disks {
             let problem = match d.download {
+                None if none_at_all => Some(format!(
+                    "the Velero Restore has no DataDownload at all, so none for {} (an existing PVC is skipped)",
+                    d.name
+                )),
                 None => Some(format!(
                     "Velero created no DataDownload for {} (an existing PVC is skipped)",
                     d.name

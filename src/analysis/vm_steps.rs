@@ -1,7 +1,7 @@
 //! The nine steps of a VM restore, read from the state of its objects.
 
 use super::ctx::{Ctx, fmt_bytes};
-use super::disks::{Disk, Rename, downloads, kind_observed, kind_present, progress_of};
+use super::disks::{Disk, Rename, downloads, kind_observed, progress_of};
 use super::report::{Progress, Step, StepId, StepState, step};
 use super::vm::{Past, half_done_settled, past, vm_releases};
 use crate::model::Kind;
@@ -9,7 +9,7 @@ use crate::model::objects::RjPhase;
 
 use StepState::*;
 
-pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
+pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>) -> Vec<Step> {
     let rj = ctx.rj;
     let succeeded = rj.phase == RjPhase::Succeeded;
     let failed = rj.phase == RjPhase::Failed;
@@ -133,6 +133,12 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
             if failed { Failed } else { Active },
             "keepOriginalPVC unreadable",
         )
+    } else if let Some(why) = unknown {
+        step(
+            StepId::KeepDisks,
+            if halt_done { Active } else { Pending },
+            why,
+        )
     } else {
         keep_disks_step(ctx, disks, halt_done, &past)
     };
@@ -152,7 +158,21 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
         step(
             StepId::DeleteDatavolumes,
             Done,
-            format!("{} DataVolumes", disks.len()),
+            if unknown.is_some() {
+                "before the Velero Restore (disks unknown)".to_string()
+            } else {
+                format!("{} DataVolumes", disks.len())
+            },
+        )
+    } else if let Some(why) = unknown {
+        step(
+            StepId::DeleteDatavolumes,
+            if keep_done && halt_done && !failed {
+                Active
+            } else {
+                Pending
+            },
+            why,
         )
     } else if dv_visible && !disks.is_empty() && deleted == disks.len() {
         step(
@@ -220,7 +240,10 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
     steps.push(st);
 
     // data-download
-    steps.push(download_step(ctx, disks, succeeded));
+    steps.push(match unknown {
+        Some(why) if ctx.velero.is_some() => step(StepId::DataDownload, Active, why),
+        _ => download_step(ctx, disks, succeeded),
+    });
 
     // complete
     let restored = steps
@@ -253,7 +276,13 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk]) -> Vec<Step> {
 
     // verify
     steps.push(if succeeded {
-        verify_step(ctx, disks, &releases)
+        let mut s = verify_step(ctx, disks, &releases);
+        if let Some(why) = unknown
+            && s.state == Done
+        {
+            s = step(StepId::Verify, Active, why);
+        }
+        s
     } else if failed {
         step(StepId::Verify, Skipped, "restore failed")
     } else {
@@ -266,9 +295,14 @@ fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> S
     let mut problems = Vec::new();
     let mut kept = 0;
     let mut waiting = 0;
+    let mut binding = Vec::new();
     for d in disks {
         match &d.rename {
             Rename::Complete => kept += 1,
+            Rename::AwaitingBind(since) => {
+                waiting += 1;
+                binding.push(awaiting_bind_detail(ctx, d, *since));
+            }
             Rename::Foreign => problems.push(format!(
                 "{}: -orig name {} held by another RestoreJob's PVC",
                 d.name, d.orig_name
@@ -315,14 +349,27 @@ fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> S
             },
         )
     } else if halt_done && (kept > 0 || disks.iter().any(|d| d.orig.is_some())) {
-        step(
-            StepId::KeepDisks,
-            Active,
-            format!("{kept}/{} kept", disks.len()),
-        )
+        let mut detail = format!("{kept}/{} kept", disks.len());
+        for b in &binding {
+            detail.push_str("; ");
+            detail.push_str(b);
+        }
+        step(StepId::KeepDisks, Active, detail)
     } else {
         step(StepId::KeepDisks, Pending, "")
     }
+}
+
+/// "vm-disk-data: renamed, waiting for the PV controller to bind vm-disk-data-orig-de3e (12s)".
+fn awaiting_bind_detail(ctx: &Ctx, d: &Disk, since: Option<jiff::Timestamp>) -> String {
+    format!(
+        "{}: renamed, waiting for the PV controller to bind {}{}",
+        d.name,
+        d.orig_name,
+        since
+            .map(|t| format!(" ({})", super::ctx::human(ctx.now.duration_since(t))))
+            .unwrap_or_default()
+    )
 }
 
 fn download_step(ctx: &Ctx, disks: &[Disk], succeeded: bool) -> Step {
@@ -441,13 +488,17 @@ fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
     // What can no longer fix itself: a kept disk that is not Bound, a disk never refilled.
     let mut broken = Vec::new();
     for d in disks.iter().filter(|d| d.ours()) {
+        if let Rename::AwaitingBind(since) = d.rename {
+            open.push(awaiting_bind_detail(ctx, d, since));
+            continue;
+        }
         if let Some(o) = d.orig
             && o.phase.as_deref() != Some("Bound")
         {
             broken.push(format!("{} {}", o.meta.name, o.phase.display()));
         }
     }
-    if ctx.in_place && ctx.velero.is_some() && kind_present(ctx.snap, Kind::DataDownload) {
+    if ctx.in_place && ctx.velero.is_some() && kind_observed(ctx.snap, Kind::DataDownload) {
         for d in disks {
             match d.download {
                 None => broken.push(format!("{} not restored (no DataDownload)", d.name)),

@@ -338,6 +338,16 @@ fn apply(s: &mut Snapshot, change: Change) {
             objs.iter_mut()
                 .for_each(|o| super::changes::track(&s.objects, o, now));
             let keys: Vec<ObjKey> = s.objects.keys(kind).into_iter().collect();
+            // What a relist no longer holds was deleted while the watch was away.
+            let listed: std::collections::BTreeSet<(&str, &str)> = objs
+                .iter()
+                .map(|o| (o.meta().namespace.as_str(), o.meta().name.as_str()))
+                .collect();
+            for k in &keys {
+                if !listed.contains(&(k.namespace.as_str(), k.name.as_str())) {
+                    remember_deletion(s, kind, k, now);
+                }
+            }
             for k in keys {
                 s.objects.remove(kind, &k);
             }
@@ -361,6 +371,7 @@ fn apply(s: &mut Snapshot, change: Change) {
             mark_live(s, kind, now);
         }
         Change::Delete(kind, key) => {
+            remember_deletion(s, kind, &key, now);
             s.objects.remove(kind, &key);
             mark_live(s, kind, now);
         }
@@ -369,6 +380,24 @@ fn apply(s: &mut Snapshot, change: Change) {
         }
         Change::NotInstalled(kind) => set_state(s, kind, SyncState::NotInstalled),
         Change::Forbidden(kind, error) => set_state(s, kind, SyncState::Forbidden { error }),
+    }
+}
+
+/// Keeps a tombstone of an object about to leave the store (not of Events: they expire by the
+/// hundred and say nothing about why an object is gone).
+fn remember_deletion(s: &mut Snapshot, kind: Kind, key: &ObjKey, now: Timestamp) {
+    if kind == Kind::Event {
+        return;
+    }
+    if let Some(m) = s.objects.meta(kind, key) {
+        let t = super::snapshot::Tombstone {
+            kind,
+            key: key.clone(),
+            uid: m.uid.clone(),
+            at: now,
+            owners: m.owners.clone(),
+        };
+        s.tombstones.push(t);
     }
 }
 

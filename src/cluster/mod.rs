@@ -7,6 +7,7 @@ pub mod list_once;
 pub mod live;
 pub mod snapshot;
 pub mod static_source;
+pub mod tombstones;
 
 pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};
 pub mod feed;

@@ -401,7 +401,11 @@ pub struct Snapshot {
     /// The one namespace watched (`-n`), when not all: cluster-scoped objects (PVs) still come
     /// from everywhere, so rules must not read "absent" for other namespaces.
     pub scope: Option<String>,
+    /// Deletions the live watch saw, newest last (empty for files and one-off lists).
+    pub tombstones: Tombstones,
 }
+
+pub use super::tombstones::{Tombstone, Tombstones};
 
 impl Default for Snapshot {
     fn default() -> Self {
@@ -413,6 +417,7 @@ impl Default for Snapshot {
                 newest_object: None,
             },
             scope: None,
+            tombstones: Tombstones::default(),
         }
     }
 }

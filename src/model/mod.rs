@@ -8,6 +8,7 @@ pub mod meta;
 pub mod names;
 pub mod object;
 pub mod objects;
+pub mod ownership;
 pub mod quantity;
 pub mod secrets;
 

@@ -50,6 +50,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/pg-objectstore-owner-stale.yaml"),
     ),
     (
+        "pg-objectstore-missing.yaml",
+        include_str!("../../scenarios/pg-objectstore-missing.yaml"),
+    ),
+    (
         "pg-purge-stuck.yaml",
         include_str!("../../scenarios/pg-purge-stuck.yaml"),
     ),

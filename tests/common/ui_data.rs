@@ -552,6 +552,7 @@ fn orig_view(
         size: Some("20Gi".into()),
         restore: restore.map(|(n, r)| rid(n, r)),
         restore_phase: Some("Running".into()),
+        deleted_restore: None,
         pv: Some(pv(
             &format!("pv-{name}"),
             "Retain",

@@ -39,6 +39,36 @@ fn reclaim_text(o: &OrigPvcView) -> String {
     }
 }
 
+/// Who made the PVC: its RestoreJob, or one that is gone (a PVC such a RestoreJob left blocks
+/// a new restore of the same name, and may be reclaimed).
+fn made_by(app: &App, o: &OrigPvcView) -> String {
+    match (&o.restore, &o.deleted_restore) {
+        (Some(r), _) => format!(
+            "RestoreJob {}{}",
+            r.name,
+            o.restore_phase
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default()
+        ),
+        (None, Some(d)) => format!(
+            "left by a deleted RestoreJob (created {}){}",
+            o.pvc
+                .created
+                .map_or("at an unknown time".into(), |t| format::datetime(
+                    t,
+                    &app.opts.tz
+                )),
+            d.uid
+                .as_deref()
+                .map(|u| format!("  restore-job-uid {}", format::short_uid(u)))
+                .unwrap_or_default()
+        ),
+        (None, None) => "unknown (no restore-job-uid, no creation time to tell)".into(),
+    }
+}
+
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::origs(app);
@@ -73,11 +103,11 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
                     Cell::plain(o.pvc.name.clone()),
                     Cell::plain(o.size.clone().unwrap_or_else(|| "-".into())),
                     Cell::plain(format::age_since(app.now, o.pvc.created)),
-                    Cell::plain(
-                        o.restore
-                            .as_ref()
-                            .map_or("unknown".into(), |r| r.name.clone()),
-                    ),
+                    Cell::plain(match (&o.restore, &o.deleted_restore) {
+                        (Some(r), _) => r.name.clone(),
+                        (None, Some(_)) => "deleted".into(),
+                        (None, None) => "unknown".into(),
+                    }),
                     Cell::plain(
                         o.pvc
                             .recorded_policy
@@ -130,6 +160,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
                     .map_or("none", format::short_uid),
             )),
         ]),
+        Line::from(vec![label("made by  "), Span::raw(made_by(app, o))]),
         Line::from(vec![
             label("pv       "),
             Span::raw(match pv {
