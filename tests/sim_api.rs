@@ -571,12 +571,14 @@ async fn patches_merge_json_and_strategic() {
         e.code, 415,
         "strategic merge patch is refused for CRDs, as a real server does"
     );
+    // Server-side apply is served (tests/sim_controllers.rs); a configuration without
+    // apiVersion and kind is a bad request, as on a real server.
     let e = api_error(
         api.patch("c", &PatchParams::apply("t"), &Patch::Apply(json!({})))
             .await
             .unwrap_err(),
     );
-    assert_eq!(e.code, 415);
+    assert_eq!(e.code, 400);
 
     // Strategic merge on a core kind: finalizers merge as a set, ownerReferences by uid.
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(sim.client().unwrap(), "a");

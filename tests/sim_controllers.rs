@@ -622,3 +622,77 @@ async fn idle_controllers_do_not_wake_up() {
     .await;
     assert!(sim.controller_wakeups() > after);
 }
+
+#[tokio::test]
+async fn server_side_apply_owns_its_fields_and_conflicts_with_other_managers() {
+    let sim = start(SimConfig::default()).await;
+    let clusters = api(&sim, Kind::CnpgCluster);
+    let rendered = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "postgres-pg1"},
+        "spec": {"instances": 2, "plugins": [{"name": "barman-cloud.cloudnative-pg.io", "parameters": {"serverName": "postgres-pg1-restore-5f3c"}}]}});
+    clusters
+        .patch(
+            "postgres-pg1",
+            &PatchParams::apply("helm-controller"),
+            &Patch::Apply(&rendered),
+        )
+        .await
+        .expect("apply creates");
+    let mut stale = rendered.clone();
+    stale["spec"] = json!({"instances": 2, "plugins": [{"name": "barman-cloud.cloudnative-pg.io", "parameters": {"serverName": "postgres-pg1"}}]});
+    let e = clusters
+        .patch(
+            "postgres-pg1",
+            &PatchParams::apply("cozystack-cnpg-backup-driver"),
+            &Patch::Apply(&stale),
+        )
+        .await
+        .expect_err("the chart owns spec.plugins");
+    let kube::Error::Api(s) = e else {
+        panic!("expected an API error, got {e:?}")
+    };
+    assert_eq!((s.code, s.reason.as_str()), (409, "Conflict"));
+    assert_eq!(
+        s.message,
+        "Apply failed with 1 conflict: conflict with \"helm-controller\" using postgresql.cnpg.io/v1: .spec.plugins"
+    );
+    // Forced, as report 003's driver does: the old serverName is back, and the driver owns it.
+    let c = clusters
+        .patch(
+            "postgres-pg1",
+            &PatchParams::apply("cozystack-cnpg-backup-driver").force(),
+            &Patch::Apply(&stale),
+        )
+        .await
+        .expect("forced apply");
+    assert_eq!(
+        c.data["spec"]["plugins"][0]["parameters"]["serverName"],
+        "postgres-pg1"
+    );
+    let mf = c.metadata.managed_fields.unwrap_or_default();
+    let who: Vec<(&str, &str)> = mf
+        .iter()
+        .map(|e| {
+            (
+                e.manager.as_deref().unwrap_or(""),
+                e.operation.as_deref().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        vec![
+            ("helm-controller", "Apply"),
+            ("cozystack-cnpg-backup-driver", "Apply")
+        ]
+    );
+    let helm = mf[0]
+        .fields_v1
+        .as_ref()
+        .map(|f| f.0.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        helm,
+        json!({"f:spec": {"f:instances": {}}}),
+        "the chart lost spec.plugins"
+    );
+}

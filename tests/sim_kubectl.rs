@@ -580,3 +580,82 @@ async fn kubectl_sees_the_garbage_collector_and_the_binder() {
     let pvs = k.ok(&["get", "pv", "pv-data"], None).await;
     assert!(pvs.contains("Bound"), "{pvs}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_server_side_records_apply_and_reports_conflicts() {
+    let sim = start(SimConfig::default()).await;
+    let k = Kubectl::new(&sim, None);
+    k.ok(&["create", "namespace", "tenant-a"], None).await;
+    k.ok(
+        &["apply", "--server-side", "-f", "-"],
+        Some(&pvc_manifest("p1", "gold")),
+    )
+    .await;
+    let pvc: Value = serde_json::from_str(
+        &k.ok(
+            &[
+                "get",
+                "pvc",
+                "p1",
+                "-n",
+                "tenant-a",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ],
+            None,
+        )
+        .await,
+    )
+    .unwrap();
+    assert_eq!(
+        managers(&pvc),
+        vec![("kubectl".into(), "Apply".into(), "".into())]
+    );
+    assert_eq!(pvc["metadata"]["labels"]["tier"], "gold");
+    let other = k
+        .run(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager",
+                "someone-else",
+                "-f",
+                "-",
+            ],
+            Some(&pvc_manifest("p1", "silver")),
+        )
+        .await;
+    assert!(!other.status.success());
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(err.contains("conflict with \"kubectl\""), "{err}");
+    assert!(err.contains(".metadata.labels.tier"), "{err}");
+    k.ok(
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager",
+            "someone-else",
+            "-f",
+            "-",
+        ],
+        Some(&pvc_manifest("p1", "silver")),
+    )
+    .await;
+    let tier = k
+        .ok(
+            &[
+                "get",
+                "pvc",
+                "p1",
+                "-n",
+                "tenant-a",
+                "-o",
+                "jsonpath={.metadata.labels.tier}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(tier, "silver");
+}

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::model::Kind;
+use crate::sim::apply;
 use crate::sim::clock::now_rfc3339;
 use crate::sim::managed::{self, Writer};
 use crate::sim::patch::{self, PatchKind};
@@ -411,75 +412,152 @@ impl Store {
         body: Value,
         writer: &Writer,
     ) -> Result<Value, ApiError> {
+        let key = key_for(kind, namespace, name);
+        self.transact(|txn| write_in(txn, kind, &key, part, precondition_rv, body, Some(writer)))
+    }
+
+    /// Server-side apply of `body` (YAML or JSON) by `writer` (see `sim::apply`); creates the
+    /// object when it does not exist.
+    #[allow(clippy::too_many_arguments)]
+    pub fn api_apply(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        part: Part,
+        writer: &Writer,
+        force: bool,
+    ) -> Result<Value, ApiError> {
+        let text = std::str::from_utf8(body)
+            .map_err(|_| ApiError::bad_request("error decoding YAML: invalid UTF-8"))?;
+        let config: Value = serde_saphyr::from_str(text)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        require_object(&config)?;
+        for (field, what) in [("apiVersion", "apiVersion"), ("kind", "kind")] {
+            if config
+                .get(field)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "invalid object type: {what} must be set"
+                )));
+            }
+        }
+        check_body_type(kind, &config)?;
+        let body_name = meta_str(&config, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        if part == Part::Status {
+            return Err(ApiError::unsupported_media_type(
+                "server-side apply of the status subresource is not supported by restorewatch-sim",
+            ));
+        }
         let info = kind.info();
         let key = key_for(kind, namespace, name);
+        if self.transact(|t| t.get(kind, &key).is_none()) {
+            let mut obj = config;
+            meta_mut(&mut obj).insert("name".into(), json!(name));
+            return self.api_create(kind, namespace, obj, writer);
+        }
         self.transact(|txn| {
             let Some(current) = txn.get(kind, &key).cloned() else {
                 return Err(ApiError::not_found(info, name));
             };
-            if !precondition_rv.is_empty()
-                && precondition_rv != meta_str(&current, "resourceVersion")
-            {
-                return Err(ApiError::conflict_modified(info, name));
-            }
-            let mut result = match part {
-                Part::Status => {
-                    let mut r = current.clone();
-                    match body.get("status") {
-                        Some(s) => r["status"] = s.clone(),
-                        None => {
-                            if let Some(o) = r.as_object_mut() {
-                                o.remove("status");
-                            }
-                        }
-                    }
-                    r
-                }
-                Part::Main => {
-                    let mut r = body;
-                    type_meta(kind, &mut r);
-                    let m = meta_mut(&mut r);
-                    for f in [
-                        "uid",
-                        "creationTimestamp",
-                        "deletionTimestamp",
-                        "deletionGracePeriodSeconds",
-                        "namespace",
-                        "name",
-                        "generation",
-                    ] {
-                        match current.pointer(&format!("/metadata/{f}")) {
-                            Some(v) => m.insert(f.into(), v.clone()),
-                            None => m.remove(f),
-                        };
-                    }
-                    if info.status_subresource {
-                        match current.get("status") {
-                            Some(s) => r["status"] = s.clone(),
-                            None => {
-                                if let Some(o) = r.as_object_mut() {
-                                    o.remove("status");
-                                }
-                            }
-                        }
-                    }
-                    r
-                }
-            };
-            if has_generation(kind) && spec_part(&result) != spec_part(&current) {
-                let g = current
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                meta_mut(&mut result).insert("generation".into(), json!(g + 1));
-            }
-            schema::validate_update(kind, &current, &result)?;
-            let subresource = (part == Part::Status).then_some("status");
-            managed::record(&current, &mut result, writer, subresource, &now_rfc3339());
-            Ok(finish_write(txn, kind, &key, &current, result))
+            let precondition = meta_str(&config, "resourceVersion").to_string();
+            let mut next = apply::apply(&current, &config, writer, force, &now_rfc3339())?;
+            meta_mut(&mut next).insert(
+                "resourceVersion".into(),
+                json!(meta_str(&current, "resourceVersion")),
+            );
+            write_in(txn, kind, &key, part, &precondition, next, None)
         })
     }
+}
 
+/// A write over the stored object: optimistic concurrency, immutable metadata, the status
+/// split, generation, schema, managedFields (recorded as `writer`'s, or as given when `None`).
+fn write_in(
+    txn: &mut Txn,
+    kind: Kind,
+    key: &ObjKey,
+    part: Part,
+    precondition_rv: &str,
+    body: Value,
+    writer: Option<&Writer>,
+) -> Result<Value, ApiError> {
+    let info = kind.info();
+    let name = key.1.as_str();
+    let Some(current) = txn.get(kind, key).cloned() else {
+        return Err(ApiError::not_found(info, name));
+    };
+    if !precondition_rv.is_empty() && precondition_rv != meta_str(&current, "resourceVersion") {
+        return Err(ApiError::conflict_modified(info, name));
+    }
+    let mut result = match part {
+        Part::Status => {
+            let mut r = current.clone();
+            match body.get("status") {
+                Some(s) => r["status"] = s.clone(),
+                None => {
+                    if let Some(o) = r.as_object_mut() {
+                        o.remove("status");
+                    }
+                }
+            }
+            r
+        }
+        Part::Main => {
+            let mut r = body;
+            type_meta(kind, &mut r);
+            let m = meta_mut(&mut r);
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "namespace",
+                "name",
+                "generation",
+            ] {
+                match current.pointer(&format!("/metadata/{f}")) {
+                    Some(v) => m.insert(f.into(), v.clone()),
+                    None => m.remove(f),
+                };
+            }
+            if info.status_subresource {
+                match current.get("status") {
+                    Some(s) => r["status"] = s.clone(),
+                    None => {
+                        if let Some(o) = r.as_object_mut() {
+                            o.remove("status");
+                        }
+                    }
+                }
+            }
+            r
+        }
+    };
+    if has_generation(kind) && spec_part(&result) != spec_part(&current) {
+        let g = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta_mut(&mut result).insert("generation".into(), json!(g + 1));
+    }
+    schema::validate_update(kind, &current, &result)?;
+    let subresource = (part == Part::Status).then_some("status");
+    if let Some(w) = writer {
+        managed::record(&current, &mut result, w, subresource, &now_rfc3339());
+    }
+    Ok(finish_write(txn, kind, key, &current, result))
+}
+
+impl Store {
     pub fn api_delete(
         &self,
         kind: Kind,

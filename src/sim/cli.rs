@@ -181,14 +181,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
             }
         });
     }
-    println!("restorewatch sim serving on {}", sim.url());
+    say(&format!("restorewatch sim serving on {}", sim.url()));
     let path = args.write_kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("restorewatch-sim-{}.kubeconfig", sim.port()))
     });
     sim.write_kubeconfig(&path, first_token.as_deref())?;
     let abs = std::path::absolute(&path).unwrap_or(path);
-    println!("kubeconfig written to {}", abs.display());
-    println!("export KUBECONFIG={}", abs.display());
+    say(&format!("kubeconfig written to {}", abs.display()));
+    say(&format!("export KUBECONFIG={}", abs.display()));
     signals.wait().await;
     for r in &runs {
         let st = r.status();
@@ -198,6 +198,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     }
     sim.shutdown().await;
     Ok(0)
+}
+
+/// A line on stdout. A reader that went away (`sim serve | head -1`) must not end the server:
+/// the write error is ignored where `println!` would panic.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
 }
 
 /// SIGTERM and SIGINT (Ctrl-C): either ends `sim serve`.

@@ -172,7 +172,17 @@ async fn resource_inner(
             let pk = PatchKind::from_content_type(&r.content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type("415: Unsupported Media Type"))?;
             let w = writer(&r, pk == PatchKind::Apply);
-            let obj = store.api_patch(kind, &ns, name, pk, &r.body, part, &w)?;
+            let obj = if pk == PatchKind::Apply {
+                if r.query.get("fieldManager").is_none_or(String::is_empty) {
+                    return Err(ApiError::bad_request(
+                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                    ));
+                }
+                let force = r.query.get("force").is_some_and(|f| f == "true");
+                store.api_apply(kind, &ns, name, &r.body, part, &w, force)?
+            } else {
+                store.api_patch(kind, &ns, name, pk, &r.body, part, &w)?
+            };
             Ok(json_response(200, &obj))
         }
         (&Method::DELETE, Some(name)) => {

@@ -142,7 +142,7 @@ fn diff_into(out: &mut Map<String, Value>, key: &str, before: &Value, after: &Va
 }
 
 /// `set` without the fields of `taken`: what another manager keeps after a write.
-fn subtract(set: &mut Map<String, Value>, taken: &Map<String, Value>) {
+pub(crate) fn subtract(set: &mut Map<String, Value>, taken: &Map<String, Value>) {
     for (k, t) in taken {
         let Some(Value::Object(sub)) = set.get_mut(k) else {
             continue;

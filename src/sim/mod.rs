@@ -6,6 +6,7 @@
 //! store, runtime faults and the scenario player.
 
 pub mod api_ops;
+pub mod apply;
 pub mod auth;
 pub mod cli;
 pub mod clock;

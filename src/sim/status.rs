@@ -95,6 +95,11 @@ impl ApiError {
         .with_details(details(info.group, info.plural, name))
     }
 
+    /// A server-side apply that would change fields other managers own.
+    pub fn conflict_apply(message: String, causes: Vec<Value>) -> Self {
+        Self::new(409, "Conflict", message).with_details(json!({ "causes": causes }))
+    }
+
     pub fn conflict_modified(info: &KindInfo, name: &str) -> Self {
         Self::new(
             409,
