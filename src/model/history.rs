@@ -7,7 +7,9 @@
 use super::json::{opt_str, time_at};
 use jiff::Timestamp;
 use serde_json::Value;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::hash::Hash;
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// Field changes kept per object: the recent past of one object, not its whole life.
 pub const CHANGES_PER_OBJECT: usize = 16;
@@ -57,6 +59,40 @@ pub struct FieldChange {
     pub operation: Option<Arc<str>>,
 }
 
+/// Distinct values shared by every object's summary: managers, operations and field names
+/// repeat across thousands of objects (every bound PVC has the same kube-controller-manager
+/// entry), so each is stored once. Capped, so that crafted objects cannot grow it without end;
+/// past the cap a value is simply not shared.
+const POOL_MAX: usize = 4096;
+
+struct Pool<T: ?Sized>(LazyLock<Mutex<HashSet<Arc<T>>>>);
+
+impl<T: ?Sized + Eq + Hash> Pool<T> {
+    const fn new() -> Self {
+        Pool(LazyLock::new(|| Mutex::new(HashSet::new())))
+    }
+
+    fn get(&self, v: Arc<T>) -> Arc<T> {
+        let Ok(mut set) = self.0.lock() else {
+            return v;
+        };
+        if let Some(shared) = set.get(&v) {
+            return Arc::clone(shared);
+        }
+        if set.len() < POOL_MAX {
+            set.insert(Arc::clone(&v));
+        }
+        v
+    }
+}
+
+static STRINGS: Pool<str> = Pool::new();
+static FIELD_SETS: Pool<[Arc<str>]> = Pool::new();
+
+fn shared(s: &str) -> Arc<str> {
+    STRINGS.get(Arc::from(s))
+}
+
 /// Reads the summary of `metadata.managedFields`, newest entries kept when there are too many.
 pub fn managed_summary(v: &Value) -> Vec<ManagedEntry> {
     let Some(list) = v
@@ -70,13 +106,13 @@ pub fn managed_summary(v: &Value) -> Vec<ManagedEntry> {
         .filter_map(|m| {
             let manager = opt_str(m, &["manager"]).filter(|s| !s.is_empty())?;
             Some(ManagedEntry {
-                manager: manager.into(),
-                operation: opt_str(m, &["operation"]).unwrap_or_default().into(),
+                manager: shared(&manager),
+                operation: shared(&opt_str(m, &["operation"]).unwrap_or_default()),
                 time: time_at(m, &["time"]).known().copied(),
                 subresource: opt_str(m, &["subresource"])
                     .filter(|s| !s.is_empty())
-                    .map(Into::into),
-                fields: owned_fields(m.get("fieldsV1")).into(),
+                    .map(|s| shared(&s)),
+                fields: FIELD_SETS.get(owned_fields(m.get("fieldsV1")).into()),
             })
         })
         .collect();
@@ -106,15 +142,15 @@ fn owned_fields(tree: Option<&Value>) -> Vec<Arc<str>> {
             .filter_map(|c| c.strip_prefix("f:"))
             .collect();
         if children.is_empty() {
-            out.push(name.into());
+            out.push(shared(name));
         } else {
-            out.extend(children.iter().map(|c| Arc::from(format!("{name}.{c}"))));
+            out.extend(children.iter().map(|c| shared(&format!("{name}.{c}"))));
         }
     }
     if out.len() > FIELDS_PER_MANAGER {
         let more = out.len() - FIELDS_PER_MANAGER + 1;
         out.truncate(FIELDS_PER_MANAGER - 1);
-        out.push(format!("+{more} more").into());
+        out.push(shared(&format!("+{more} more")));
     }
     out
 }
@@ -147,5 +183,9 @@ mod tests {
         assert!(!m[0].owns("spec.pluginsX"));
         assert!(m[1].owns("status.phase"));
         assert!(!m[1].owns("spec.instances"));
+        // The same summary read again shares its strings and field set.
+        let again = managed_summary(&v);
+        assert!(Arc::ptr_eq(&m[0].fields, &again[0].fields));
+        assert!(Arc::ptr_eq(&m[0].manager, &again[0].manager));
     }
 }
