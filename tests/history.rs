@@ -164,11 +164,21 @@ async fn the_live_history_shows_the_server_name_revert_and_its_writer() {
         Scenario::load("pg-servername-reverted").expect("built-in"),
         4.0,
     );
-    let f = wait_for(&mut frames, 30, "the serverName revert", |f| {
-        history_of(f, "restore-pg1")
-            .iter()
-            .any(|h| server_name_change(h).is_some())
-    })
+    let collected = |h: &HistoryEntry| {
+        matches!(&h.what, HistoryWhat::Deleted { uid, owners }
+            if h.object.to_string() == "ObjectStore/tenant-b/postgres-pg1"
+                && uid == "c0de0000-0000-4000-8000-000000000304"
+                && owners == &["Cluster/postgres-pg1 c0de0000-0000-4000-8000-000000000101"])
+    };
+    let f = wait_for(
+        &mut frames,
+        30,
+        "the serverName revert and the collected ObjectStore",
+        |f| {
+            let h = history_of(f, "restore-pg1");
+            h.iter().any(|h| server_name_change(h).is_some()) && h.iter().any(collected)
+        },
+    )
     .await;
     let history = history_of(&f, "restore-pg1");
     let revert = history
@@ -191,6 +201,17 @@ async fn the_live_history_shows_the_server_name_revert_and_its_writer() {
     let revert_at = history.iter().position(|h| server_name_change(h).is_some());
     assert!(chart.is_some(), "helm-controller's entry: {history:#?}");
     assert!(chart < revert_at, "{history:#?}");
+    // Before both, the purge: the old Cluster deleted. After the revert, the ObjectStore the
+    // same stale read owned by that purged Cluster, taken by the garbage collector.
+    let purged = history.iter().position(|h| {
+        h.object.to_string() == "Cluster/tenant-b/postgres-pg1"
+            && matches!(&h.what, HistoryWhat::Deleted { uid, .. } if uid == "c0de0000-0000-4000-8000-000000000101")
+    });
+    assert!(purged.is_some() && purged < chart, "{history:#?}");
+    assert!(
+        history.iter().position(collected) > revert_at,
+        "{history:#?}"
+    );
     if std::env::var_os("HISTORY_DUMP").is_some() {
         for h in history {
             eprintln!("{}", serde_json::to_string(h).unwrap_or_default());

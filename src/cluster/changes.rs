@@ -49,13 +49,8 @@ pub fn track(objects: &Objects, new: &mut AnyObject, seen: Timestamp) {
         let writers = writers(&old_meta.managed, &new.meta().managed);
         for (path, b, a) in paths {
             let who = attribute(&writers, &new.meta().managed, &path);
-            // The writer's own clock when this update is its write; else when the watch saw it.
-            let time = who
-                .filter(|w| writers.iter().any(|x| std::ptr::eq(*x, *w)))
-                .and_then(|w| w.time)
-                .unwrap_or(seen);
             ring.push(FieldChange {
-                time,
+                time: seen,
                 path: path.into(),
                 before: b.map(Into::into),
                 after: a.map(Into::into),
@@ -311,7 +306,11 @@ mod tests {
             c[0].manager.as_deref(),
             Some("cozystack-cnpg-backup-driver")
         );
-        assert_eq!(c[0].time.to_string(), "2026-01-01T00:00:07Z");
+        assert_eq!(
+            c[0].time.to_string(),
+            "2026-01-01T00:00:08Z",
+            "when the watch saw it"
+        );
     }
 
     #[test]

@@ -45,8 +45,8 @@ impl ManagedEntry {
 /// One field as a watch update changed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldChange {
-    /// When it was written: the writer's managedFields time when the update carried one,
-    /// else when the watch delivered it.
+    /// When the watch delivered it (the dashboard's clock, to the nanosecond: managedFields
+    /// times have whole seconds only).
     pub time: Timestamp,
     /// `spec.plugins[0].parameters.serverName`.
     pub path: Arc<str>,

@@ -370,6 +370,14 @@ pub fn pg_history() -> Vec<HistoryEntry> {
             None,
             &["spec.bootstrap"],
         ),
+        HistoryEntry {
+            time: Some(at("11:34:05")),
+            object: cl.clone(),
+            what: HistoryWhat::Deleted {
+                uid: "b1b1b1b1-old-cluster".into(),
+                owners: vec![],
+            },
+        },
         event(
             at("11:34:40"),
             "Normal",

@@ -56,6 +56,7 @@ fn source(h: &HistoryEntry) -> &'static str {
         HistoryWhat::Event { .. } => "event ",
         HistoryWhat::ManagedFields { .. } => "writer",
         HistoryWhat::Change { .. } => "change",
+        HistoryWhat::Deleted { .. } => "gone  ",
     }
 }
 
@@ -105,6 +106,15 @@ pub fn entry_lines(app: &App, h: &HistoryEntry) -> Vec<Line<'static>> {
                 )),
                 text(owned.join(", ")),
             ]));
+        }
+        HistoryWhat::Deleted { uid, owners } => {
+            out.push(Line::from(vec![dim("deleted, uid "), text(shown(uid))]));
+            if !owners.is_empty() {
+                out.push(Line::from(vec![
+                    dim("owned by "),
+                    text(shown(&owners.join(", "))),
+                ]));
+            }
         }
         HistoryWhat::Change {
             path,
@@ -195,6 +205,15 @@ fn what(app: &App, w: &HistoryWhat) -> Vec<Span<'static>> {
                 Span::styled(shown(manager), t.text_info()),
                 dim(format!(" {}{sub}: ", shown(operation))),
                 Span::styled(owned.join(", "), t.text()),
+            ]
+        }
+        HistoryWhat::Deleted { uid, owners } => {
+            let owner = owners
+                .first()
+                .map_or(String::new(), |o| format!(", owner {}", shown(o)));
+            vec![
+                Span::styled("deleted".to_string(), t.text_warning()),
+                dim(format!(" uid {}{owner}", shown(uid))),
             ]
         }
         HistoryWhat::Change {
