@@ -3,262 +3,15 @@
 //! and the safety invariants (foreign `-orig` PVCs untouched, no volume ever left to be reclaimed
 //! by accident, an `-orig` PVC never deleted while its PV would leak).
 
+mod actions_support;
+
+use actions_support::*;
 use restorewatch::actions::execute::{Executor, Outcome, StepEvent, plan_fresh};
-use restorewatch::actions::{ActionRequest, Op, Plan, Target};
+use restorewatch::actions::{ActionRequest, Op, Target};
 use restorewatch::analysis::ActionKind;
 use restorewatch::model::Kind;
-use restorewatch::sim::{PatchKind, Sim, SimConfig, SimHandle};
+use restorewatch::sim::{PatchKind, Sim, SimConfig};
 use serde_json::{Value, json};
-
-const NS: &str = "tenant-a";
-const RJ_UID: &str = "5c96b3b8-0000-4000-8000-000000000001";
-const PVC_UID: &str = "8fe8d0ce-0000-4000-8000-000000000002";
-const ORIG: &str = "vm-disk-data-orig-de3e";
-
-fn rj(phase: &str) -> Value {
-    json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
-        "metadata": {"name": "restore-test", "namespace": NS, "uid": RJ_UID, "creationTimestamp": "2026-11-20T10:00:00Z"},
-        "spec": {"backupRef": {"name": "vm1-backup"}},
-        "status": {"phase": phase, "startedAt": "2026-11-20T10:00:01Z"}})
-}
-
-fn base_objects(rj_phase: &str) -> Vec<Value> {
-    vec![
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
-        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "replicated"},
-            "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Delete"}),
-        json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
-            "metadata": {"name": "vm1-backup", "namespace": NS, "uid": "b0000000-0000-4000-8000-000000000003", "creationTimestamp": "2026-11-20T02:00:00Z"},
-            "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
-                     "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "Velero", "name": "velero"}},
-            "status": {"underlyingResources": {"dataVolumes": [{"dataVolumeName": "vm-disk-data", "applicationName": "data"}]}}}),
-        rj(rj_phase),
-    ]
-}
-
-fn original_pvc() -> Value {
-    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "vm-disk-data", "namespace": NS, "uid": PVC_UID, "creationTimestamp": "2026-09-21T10:00:00Z",
-                     "finalizers": ["kubernetes.io/pvc-protection"]},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
-                 "storageClassName": "replicated", "volumeMode": "Block", "volumeName": "pv-data"},
-        "status": {"phase": "Bound", "capacity": {"storage": "10Gi"}}})
-}
-
-fn pv(policy: &str, claim_name: &str, claim_uid: &str, recorded: Option<&str>) -> Value {
-    let mut v = json!({"apiVersion": "v1", "kind": "PersistentVolume",
-        "metadata": {"name": "pv-data", "uid": "pv000000-0000-4000-8000-000000000004", "creationTimestamp": "2026-09-21T10:00:00Z"},
-        "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": policy,
-                 "storageClassName": "replicated", "volumeMode": "Block",
-                 "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": NS, "name": claim_name, "uid": claim_uid}},
-        "status": {"phase": "Bound"}});
-    if let Some(r) = recorded {
-        v["metadata"]["annotations"] = json!({"backups.cozystack.io/original-reclaim-policy": r});
-    }
-    v
-}
-
-fn orig_pvc(uid: &str, restore_uid: Option<&str>, phase: &str) -> Value {
-    let mut ann = serde_json::Map::new();
-    if let Some(u) = restore_uid {
-        ann.insert("backups.cozystack.io/restore-job-uid".into(), json!(u));
-        ann.insert(
-            "backups.cozystack.io/original-reclaim-policy".into(),
-            json!("Delete"),
-        );
-    }
-    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": ORIG, "namespace": NS, "uid": uid, "creationTimestamp": "2026-11-20T10:00:40Z", "annotations": ann,
-                     "finalizers": ["kubernetes.io/pvc-protection"]},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
-                 "storageClassName": "replicated", "volumeMode": "Block", "volumeName": "pv-data"},
-        "status": {"phase": phase}})
-}
-
-/// The rename's starting states, as the controller (before or after the fix) can leave them.
-fn rename_state(which: &str) -> Vec<Value> {
-    let mut objs = base_objects("Running");
-    match which {
-        // Nothing done yet: the operator keeps the disk himself.
-        "fresh" => objs.extend([original_pvc(), pv("Delete", "vm-disk-data", PVC_UID, None)]),
-        // The fixed controller stopped after creating the -orig PVC.
-        "orig-created" => objs.extend([
-            original_pvc(),
-            pv("Retain", "vm-disk-data", PVC_UID, Some("Delete")),
-            orig_pvc(
-                "0e000000-0000-4000-8000-000000000005",
-                Some(RJ_UID),
-                "Pending",
-            ),
-        ]),
-        // ... after deleting the original: the PV still points at the deleted claim.
-        "original-deleted" => objs.extend([
-            pv("Retain", "vm-disk-data", PVC_UID, Some("Delete")),
-            orig_pvc(
-                "0e000000-0000-4000-8000-000000000005",
-                Some(RJ_UID),
-                "Pending",
-            ),
-        ]),
-        // The old controller's cache race: no annotations anywhere, original still bound.
-        "prefix-race" => objs.extend([
-            original_pvc(),
-            pv("Retain", "vm-disk-data", PVC_UID, None),
-            orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Pending"),
-        ]),
-        // Finished by the controller: nothing to do.
-        "complete" => objs.extend([
-            pv(
-                "Retain",
-                ORIG,
-                "0e000000-0000-4000-8000-000000000005",
-                Some("Delete"),
-            ),
-            orig_pvc(
-                "0e000000-0000-4000-8000-000000000005",
-                Some(RJ_UID),
-                "Bound",
-            ),
-        ]),
-        other => panic!("unknown state {other}"),
-    }
-    objs
-}
-
-async fn sim_with(objs: Vec<Value>) -> (SimHandle, kube::Client) {
-    let sim = Sim::start(SimConfig::default())
-        .await
-        .expect("emulator starts");
-    for o in objs {
-        sim.store().load(o).expect("object loads");
-    }
-    let client = sim.client().expect("client");
-    (sim, client)
-}
-
-fn executor(client: &kube::Client, max_writes: Option<usize>) -> Executor {
-    Executor {
-        client: client.clone(),
-        user: "test".into(),
-        context: "restorewatch-sim".into(),
-        audit: None,
-        events: false,
-        max_writes,
-    }
-}
-
-async fn plan_ok(client: &kube::Client, req: &ActionRequest) -> Plan {
-    plan_fresh(client, req)
-        .await
-        .expect("reads work")
-        .unwrap_or_else(|r| panic!("refused: {}", r.reason))
-}
-
-fn rename_req() -> ActionRequest {
-    ActionRequest {
-        action: ActionKind::ResumeRename,
-        target: Target::Restore {
-            namespace: NS.into(),
-            name: "restore-test".into(),
-        },
-        policy: None,
-    }
-}
-
-fn get(sim: &SimHandle, kind: Kind, ns: &str, name: &str) -> Option<Value> {
-    sim.store().get(kind, ns, name)
-}
-
-/// Waits (bounded) until the emulator's controller manager has removed a deleted PVC.
-async fn wait_gone(sim: &SimHandle, ns: &str, name: &str) {
-    for _ in 0..100 {
-        if get(sim, Kind::PersistentVolumeClaim, ns, name).is_none() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("PVC {ns}/{name} still exists 2 s after its deletion");
-}
-
-/// What matters of the end state of a rename, with server-made values (UIDs) resolved.
-fn rename_outcome(
-    sim: &SimHandle,
-) -> (
-    bool,
-    String,
-    String,
-    Option<String>,
-    bool,
-    Option<String>,
-    Option<String>,
-) {
-    let pv = get(sim, Kind::PersistentVolume, "", "pv-data").expect("the PV is never deleted");
-    let orig = get(sim, Kind::PersistentVolumeClaim, NS, ORIG);
-    let orig_uid = orig
-        .as_ref()
-        .and_then(|o| o["metadata"]["uid"].as_str())
-        .map(str::to_string);
-    let claim_points_at_orig = pv["spec"]["claimRef"]["name"] == ORIG
-        && pv["spec"]["claimRef"]["uid"].as_str().map(str::to_string) == orig_uid;
-    (
-        claim_points_at_orig,
-        pv["spec"]["persistentVolumeReclaimPolicy"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-        pv["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-        orig.as_ref()
-            .and_then(|o| {
-                o["metadata"]["annotations"]["backups.cozystack.io/restore-job-uid"].as_str()
-            })
-            .map(str::to_string),
-        get(sim, Kind::PersistentVolumeClaim, NS, "vm-disk-data").is_none(),
-        orig.as_ref()
-            .and_then(|o| o["spec"]["volumeName"].as_str())
-            .map(str::to_string),
-        orig.as_ref()
-            .and_then(|o| {
-                o["metadata"]["annotations"]["backups.cozystack.io/original-reclaim-policy"]
-                    .as_str()
-            })
-            .map(str::to_string),
-    )
-}
-
-fn assert_kept(sim: &SimHandle, state: &str, expect_recorded: &str) {
-    let (claim_ok, policy, pv_recorded, orig_uid_ann, original_gone, volume, orig_recorded) =
-        rename_outcome(sim);
-    assert!(
-        claim_ok,
-        "{state}: the PV's claimRef must name the -orig PVC and its UID"
-    );
-    assert_eq!(policy, "Retain", "{state}: the PV must be Retain");
-    assert_eq!(
-        pv_recorded, expect_recorded,
-        "{state}: recorded policy on the PV"
-    );
-    assert_eq!(
-        orig_uid_ann.as_deref(),
-        Some(RJ_UID),
-        "{state}: the -orig PVC carries this RestoreJob's UID"
-    );
-    assert!(original_gone, "{state}: the original PVC is deleted");
-    assert_eq!(
-        volume.as_deref(),
-        Some("pv-data"),
-        "{state}: the -orig PVC keeps the same PV"
-    );
-    if !expect_recorded.is_empty() {
-        assert_eq!(
-            orig_recorded.as_deref(),
-            Some(expect_recorded),
-            "{state}: recorded policy on the -orig PVC"
-        );
-    }
-}
 
 #[tokio::test]
 async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_nothing() {
@@ -269,7 +22,7 @@ async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_no
         ("prefix-race", ""),
         ("complete", "Delete"),
     ] {
-        let (sim, client) = sim_with(rename_state(state)).await;
+        let (sim, client, _binder) = sim_binding(rename_state(state)).await;
         let plan = plan_ok(&client, &rename_req()).await;
         if state == "complete" {
             assert!(
@@ -299,7 +52,7 @@ async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_no
 
 #[tokio::test]
 async fn a_crash_after_any_write_then_a_rerun_converges_to_the_same_end_state() {
-    let (sim, client) = sim_with(rename_state("fresh")).await;
+    let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
     let full = plan_ok(&client, &rename_req()).await;
     let n = full.ops.len();
     assert_eq!(
@@ -313,7 +66,7 @@ async fn a_crash_after_any_write_then_a_rerun_converges_to_the_same_end_state() 
     sim.shutdown().await;
 
     for k in 0..=n {
-        let (sim, client) = sim_with(rename_state("fresh")).await;
+        let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
         let plan = plan_ok(&client, &rename_req()).await;
         let first = executor(&client, Some(k)).execute(&plan, |_| {}).await;
         assert_eq!(
@@ -360,7 +113,7 @@ impl MinWith for Outcome {
 
 #[tokio::test]
 async fn a_controller_writing_concurrently_causes_a_re_read_not_a_blind_retry() {
-    let (sim, client) = sim_with(rename_state("orig-created")).await;
+    let (sim, client, _binder) = sim_binding(rename_state("orig-created")).await;
     let plan = plan_ok(&client, &rename_req()).await;
     let store = sim.store().clone();
     let mut conflicts = 0;
@@ -381,7 +134,14 @@ async fn a_controller_writing_concurrently_causes_a_re_read_not_a_blind_retry() 
                     )
                     .expect("concurrent write");
             }
-            StepEvent::Conflict(..) => conflicts += 1,
+            StepEvent::Conflict(_, msg) => {
+                conflicts += 1;
+                // One line that says what happened, not the Debug form of the API's Status.
+                assert_eq!(
+                    msg,
+                    "PV pv-data changed since it was read (another writer, e.g. the PV controller): re-reading"
+                );
+            }
             _ => {}
         })
         .await;
@@ -413,7 +173,7 @@ async fn a_foreign_orig_pvc_is_never_touched() {
             "Bound",
         ),
     ]);
-    let (sim, client) = sim_with(objs).await;
+    let (sim, client, _binder) = sim_binding(objs).await;
     let rv = sim.store().current_rv();
     let refused = plan_fresh(&client, &rename_req())
         .await
@@ -429,9 +189,11 @@ async fn a_foreign_orig_pvc_is_never_touched() {
 
 #[tokio::test]
 async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_unsafe() {
-    // A finished restore: the -orig PVC Bound to a Retain PV whose recorded policy is Delete.
+    // A finished restore: the -orig PVC Bound to a Retain PV whose recorded policy is Delete;
+    // the disk restored under its own name.
     let mut objs = base_objects("Succeeded");
     objs.extend([
+        restored_pvc(),
         pv(
             "Retain",
             ORIG,
@@ -444,7 +206,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
             "Bound",
         ),
     ]);
-    let (sim, client) = sim_with(objs.clone()).await;
+    let (sim, client, _binder) = sim_binding(objs.clone()).await;
     let req = ActionRequest {
         action: ActionKind::ReclaimOrig,
         target: Target::Pvc {
@@ -452,6 +214,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
             name: ORIG.into(),
         },
         policy: None,
+        discard_only_copy: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert!(
@@ -487,7 +250,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
     // Refused while the RestoreJob still runs.
     let mut running = objs.clone();
     running[3] = rj("Running");
-    let (sim, client) = sim_with(running).await;
+    let (sim, client, _binder) = sim_binding(running).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -499,7 +262,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
     let mut mounted = objs.clone();
     mounted.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "inspect", "namespace": NS},
         "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": ORIG}}]}, "status": {"phase": "Running"}}));
-    let (sim, client) = sim_with(mounted).await;
+    let (sim, client, _binder) = sim_binding(mounted).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -510,10 +273,11 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
     // No recorded policy: the operator must choose; Retain keeps the PV as it is.
     let mut unrecorded = base_objects("Succeeded");
     unrecorded.extend([
+        restored_pvc(),
         pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", None),
         orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Bound"),
     ]);
-    let (sim, client) = sim_with(unrecorded).await;
+    let (sim, client, _binder) = sim_binding(unrecorded).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -564,7 +328,7 @@ fn pg_objects(server_name: &str, phase: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn fix_servername_patches_with_a_test_of_the_old_value() {
-    let (sim, client) = sim_with(pg_objects("postgres-orders", "Running")).await;
+    let (sim, client, _binder) = sim_binding(pg_objects("postgres-orders", "Running")).await;
     let req = ActionRequest {
         action: ActionKind::FixServername,
         target: Target::Restore {
@@ -572,6 +336,7 @@ async fn fix_servername_patches_with_a_test_of_the_old_value() {
             name: "restore-orders".into(),
         },
         policy: None,
+        discard_only_copy: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert_eq!(plan.ops.len(), 1);
@@ -614,7 +379,7 @@ async fn fix_servername_patches_with_a_test_of_the_old_value() {
     sim.shutdown().await;
 
     // Only while the restore runs.
-    let (sim, client) = sim_with(pg_objects("postgres-orders", "Failed")).await;
+    let (sim, client, _binder) = sim_binding(pg_objects("postgres-orders", "Failed")).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -629,7 +394,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
     for hr in ["vm-instance-vm1", "vm-disk-data"] {
         objs.push(json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": hr, "namespace": NS}, "spec": {"suspend": true}}));
     }
-    let (sim, client) = sim_with(objs.clone()).await;
+    let (sim, client, _binder) = sim_binding(objs.clone()).await;
     let req = ActionRequest {
         action: ActionKind::ResumeRelease,
         target: Target::Restore {
@@ -637,6 +402,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
             name: "restore-test".into(),
         },
         policy: None,
+        discard_only_copy: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert_eq!(
@@ -653,7 +419,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
     sim.shutdown().await;
 
     objs[3] = rj("Running");
-    let (sim, client) = sim_with(objs).await;
+    let (sim, client, _binder) = sim_binding(objs).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -664,7 +430,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
 
 #[tokio::test]
 async fn every_write_is_audited_and_recorded_as_an_event_on_the_restore() {
-    let (sim, client) = sim_with(rename_state("orig-created")).await;
+    let (sim, client, _binder) = sim_binding(rename_state("orig-created")).await;
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
     let ex = Executor {
@@ -750,7 +516,7 @@ async fn rbac_answers_before_anything_is_written() {
 // kubectl is run with a blocking call: the emulator needs another thread to answer it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_sees_the_repaired_state() {
-    let (sim, client) = sim_with(rename_state("prefix-race")).await;
+    let (sim, client, _binder) = sim_binding(rename_state("prefix-race")).await;
     let plan = plan_ok(&client, &rename_req()).await;
     executor(&client, None).execute(&plan, |_| {}).await;
     wait_gone(&sim, NS, "vm-disk-data").await;
@@ -812,7 +578,7 @@ async fn an_operator_keeps_a_disk_before_an_in_place_vmdisk_restore() {
             "spec": {"backupRef": {"name": "data-backup"}}}),
     ];
     objs.extend([original_pvc(), pv("Delete", "vm-disk-data", PVC_UID, None)]);
-    let (sim, client) = sim_with(objs).await;
+    let (sim, client, _binder) = sim_binding(objs).await;
     let plan = plan_ok(&client, &rename_req()).await;
     assert_eq!(plan.ops.len(), 5, "{:?}", plan.ops);
     assert_eq!(
@@ -821,5 +587,170 @@ async fn an_operator_keeps_a_disk_before_an_in_place_vmdisk_restore() {
     );
     wait_gone(&sim, NS, "vm-disk-data").await;
     assert_kept(&sim, "vmdisk", "Delete");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn fix_servername_refuses_the_old_cluster_before_the_purge() {
+    // The live Cluster predates the restore: it is the one about to be purged.
+    let mut objs = pg_objects("postgres-orders", "Running");
+    objs[4]["metadata"]["creationTimestamp"] = json!("2026-10-01T08:00:00Z");
+    let (sim, client) = sim_with(objs).await;
+    let req = ActionRequest::new(
+        ActionKind::FixServername,
+        Target::Restore {
+            namespace: NS.into(),
+            name: "restore-orders".into(),
+        },
+    );
+    let why = refused_without_writes(&sim, &client, &req).await;
+    assert!(
+        why.contains("not the one re-rendered") && why.contains("Expected empty archive"),
+        "{why}"
+    );
+    let shown = kubectl(
+        &sim,
+        &[
+            "get",
+            "clusters.postgresql.cnpg.io",
+            "-n",
+            NS,
+            "postgres-orders",
+            "-o",
+            "jsonpath={.spec.plugins[0].parameters.serverName}",
+        ],
+    )
+    .await;
+    assert_eq!(shown, "postgres-orders");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
+    use restorewatch::sim::{Policy, Rule};
+    // May read everything and write PVs and PVCs, but not create Events.
+    let mut cfg = SimConfig::default();
+    cfg.tokens.insert(
+        "repairer".into(),
+        Policy {
+            user: "repairer".into(),
+            rules: vec![
+                Rule {
+                    verbs: vec!["get".into(), "list".into(), "watch".into()],
+                    resources: vec!["*".into()],
+                    namespaces: vec![],
+                },
+                Rule {
+                    verbs: vec!["*".into()],
+                    resources: vec!["persistentvolumes".into(), "persistentvolumeclaims".into()],
+                    namespaces: vec![],
+                },
+            ],
+        },
+    );
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut objs = base_objects("Succeeded");
+    objs.extend([
+        restored_pvc(),
+        pv(
+            "Retain",
+            ORIG,
+            "0e000000-0000-4000-8000-000000000005",
+            Some("Delete"),
+        ),
+        orig_pvc(
+            "0e000000-0000-4000-8000-000000000005",
+            Some(RJ_UID),
+            "Bound",
+        ),
+    ]);
+    for o in objs {
+        sim.store().load(o).unwrap();
+    }
+    let client = sim.client_with_token("repairer").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let ex = Executor {
+        audit: Some(audit.clone()),
+        events: true,
+        ..executor(&client, None)
+    };
+    let plan = plan_ok(&client, &pvc_req(ActionKind::ReclaimOrig, ORIG)).await;
+    let mut said = Vec::new();
+    let out = ex
+        .execute(&plan, |e| {
+            if let StepEvent::RecordFailed(m) = e {
+                said.push(m);
+            }
+        })
+        .await;
+    assert_eq!(out, Outcome::Completed { writes: 2 });
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("the Event on RestoreJob tenant-a/restore-test was not recorded")
+            && said[0].contains("403"),
+        "{said:?}"
+    );
+    assert!(
+        !said[0].contains("ErrorResponse"),
+        "one line, not the Debug form: {said:?}"
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "two writes and the failed Event: {lines:?}");
+    assert!(
+        lines[2]["operation"]
+            .as_str()
+            .is_some_and(|o| o.contains("record Event")),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[2]["outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("failed:")),
+        "{}",
+        lines[2]
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_controller_creating_the_orig_pvc_meanwhile_is_a_one_line_conflict_then_a_resume() {
+    let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
+    let plan = plan_ok(&client, &rename_req()).await;
+    let store = sim.store().clone();
+    let mut raced = false;
+    let mut said = Vec::new();
+    let out = executor(&client, None)
+        .execute(&plan, |e| match e {
+            // The fixed controller creates its own -orig PVC between our read and our create.
+            StepEvent::Start(Op::CreateOrigPvc { .. }) if !raced => {
+                raced = true;
+                let mut o = orig_pvc(
+                    "0e000000-0000-4000-8000-000000000005",
+                    Some(RJ_UID),
+                    "Pending",
+                );
+                o["metadata"]["creationTimestamp"] = json!("2026-11-20T10:00:50Z");
+                store.load(o).expect("the controller's create");
+            }
+            StepEvent::Conflict(_, msg) => said.push(msg),
+            _ => {}
+        })
+        .await;
+    assert!(matches!(out, Outcome::Completed { .. }), "{out:?}");
+    assert_eq!(
+        said,
+        vec![
+            "PVC tenant-a/vm-disk-data-orig-de3e was created since it was read (another writer): re-reading"
+                .to_string()
+        ]
+    );
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    assert_kept(&sim, "raced create", "Delete");
     sim.shutdown().await;
 }

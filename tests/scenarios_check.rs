@@ -282,6 +282,7 @@ async fn repair(
             name: restore.into(),
         },
         policy: None,
+        discard_only_copy: false,
     };
     let confirmed = plan(&snap, &request)
         .unwrap_or_else(|r| panic!("{action} on {ns}/{restore} refused: {}", r.reason));
@@ -296,6 +297,7 @@ async fn repair(
         audit: None,
         events: false,
         max_writes: None,
+        bind_wait: restorewatch::actions::execute::BIND_WAIT,
     };
     let outcome = tokio::time::timeout(WAIT, executor.execute(&confirmed, |_| {}))
         .await

@@ -2,6 +2,8 @@
 //! `kube::Client`: `a`, the permission check, the typed name, the execution of exactly the
 //! plan shown, and the result, with the messages flowing as in the terminal loop.
 
+#[path = "actions_support/mod.rs"]
+mod actions_support;
 mod common;
 
 use common::action_data::{self, RENAME};
@@ -148,6 +150,11 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
         }
     ));
     typ(&mut a, "vm-disk-system-orig-de3e");
+    // The PV controller binds the -orig PVC on its resync; the dialog waits for it.
+    let _binder = actions_support::spawn_binder(
+        sim.client_with_token("admin").expect("client"),
+        Duration::from_millis(300),
+    );
     press(&mut a, KeyCode::Enter);
     assert!(matches!(stage(&a), Stage::Running { .. }));
     pump(&mut a, &admin, &mut rx, |a| {

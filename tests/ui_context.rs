@@ -64,6 +64,7 @@ async fn ctx_switches_in_place_between_two_clusters_and_stops_the_old_watches() 
         namespace: None,
         settings: Settings::default(),
         readonly: true,
+        timeouts: Default::default(),
     };
     // The kubeconfig's current context, as `restorewatch` with no --context starts.
     let mut session = connector.connect(None).await.expect("alpha");

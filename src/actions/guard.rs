@@ -1,6 +1,7 @@
 //! The last check before any PVC delete, made straight against the API whatever a plan says.
 
-use super::execute::{WriteError, api_for};
+use super::fresh::api_for;
+use super::write::WriteError;
 use crate::analysis::ObjRef;
 use crate::model::Kind;
 use serde_json::Value;
@@ -16,7 +17,9 @@ pub(super) async fn delete_guard(
     reason: super::ops::DeleteReason,
 ) -> Result<(), WriteError> {
     use super::ops::DeleteReason;
-    let read = |e: kube::Error| WriteError::Other(format!("guard read failed: {e}"));
+    let read = |e: kube::Error| {
+        WriteError::Other(format!("guard read failed: {}", super::write::brief(&e)))
+    };
     let Some(claim) = api_for(client, pvc)
         .get_opt(&pvc.name)
         .await

@@ -5,12 +5,15 @@
 
 pub mod audit;
 pub mod execute;
+mod fresh;
 mod guard;
 pub mod ops;
 pub mod plan;
 mod plan_rename;
 mod plan_repairs;
 pub mod rbac;
+mod usage;
+mod write;
 
 pub use ops::Op;
 pub use plan::{ActionRequest, Plan, Refusal, Target, plan};

@@ -41,6 +41,10 @@ impl Target {
             Target::Restore { name, .. } | Target::Pvc { name, .. } => name,
         }
     }
+
+    pub fn is_restore(&self) -> bool {
+        matches!(self, Target::Restore { .. })
+    }
 }
 
 impl std::fmt::Display for Target {
@@ -58,6 +62,21 @@ pub struct ActionRequest {
     pub target: Target,
     /// reclaim-orig: the operator's policy when none was recorded.
     pub policy: Option<String>,
+    /// reclaim-orig: the operator knows the `-orig` PVC may hold the only good copy of the disk
+    /// (the restore failed, or the restored disk is missing or its download failed) and
+    /// discards it anyway. Off unless asked for by name.
+    pub discard_only_copy: bool,
+}
+
+impl ActionRequest {
+    pub fn new(action: ActionKind, target: Target) -> Self {
+        ActionRequest {
+            action,
+            target,
+            policy: None,
+            discard_only_copy: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +113,10 @@ pub struct Plan {
     pub outcome: String,
     /// Objects the plan was made from: what the executor re-reads before each write.
     pub reads: Vec<ObjRef>,
+    /// PVCs whose binding the PV controller still owes once the writes are done (the rename's
+    /// last write points the PV at the `-orig` PVC; the binder binds it on its resync, up to
+    /// ~15 s later). The executor waits for them, a bounded time, after the last write.
+    pub waits: Vec<ObjRef>,
 }
 
 impl Plan {
@@ -105,6 +128,11 @@ impl Plan {
     pub fn is_done(&self) -> bool {
         self.ops.is_empty()
     }
+
+    /// Nothing to write and nothing to wait for.
+    pub fn is_settled(&self) -> bool {
+        self.ops.is_empty() && self.waits.is_empty()
+    }
 }
 
 pub fn plan(snap: &Snapshot, req: &ActionRequest) -> Result<Plan, Refusal> {
@@ -115,6 +143,7 @@ pub fn plan(snap: &Snapshot, req: &ActionRequest) -> Result<Plan, Refusal> {
         notes: Vec::new(),
         outcome: String::new(),
         reads: Vec::new(),
+        waits: Vec::new(),
     };
     let planned = match req.action {
         ActionKind::ResumeRename => super::plan_rename::plan_rename(snap, req, &mut p),
@@ -131,6 +160,12 @@ pub fn plan(snap: &Snapshot, req: &ActionRequest) -> Result<Plan, Refusal> {
     p.reads.sort();
     p.reads.dedup();
     Ok(p)
+}
+
+/// A read of every object of a kind in a namespace (an empty name): for lookups by label or
+/// owner, such as a Velero Restore's DataDownloads.
+pub(super) fn list_ref(kind: Kind, namespace: &str) -> ObjRef {
+    ObjRef::new(kind, namespace, "")
 }
 
 pub(super) fn restore_ref(rj: &Obj<RestoreJob>) -> RestoreRef {
@@ -172,7 +207,7 @@ pub(super) fn restore_target<'a>(
 
 /// What the target and the disks of a restore are read from: its Backup, and the VM whose
 /// volumes name the disks when the Backup has no record.
-fn restore_reads(rj: &Obj<RestoreJob>, p: &mut Plan) {
+pub(super) fn restore_reads(rj: &Obj<RestoreJob>, p: &mut Plan) {
     let ns = rj.meta.namespace.as_str();
     if let Some(b) = &rj.backup_ref {
         p.reads.push(ObjRef::new(Kind::Backup, ns, b));

@@ -3,8 +3,10 @@
 
 use super::ops::{DeleteReason, Op};
 use super::plan::{
-    ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_ref,
+    ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_reads, restore_ref,
 };
+use super::usage::pods_using;
+use crate::analysis::ctx::{Ctx, mentions};
 use crate::analysis::disks::{disk_names, ownership};
 use crate::analysis::{ObjRef, Ownership, Settings};
 use crate::cluster::Snapshot;
@@ -30,9 +32,7 @@ pub(super) fn plan_rename(
             let base = parse_orig_name(name)
                 .map(|(b, _)| b.to_string())
                 .unwrap_or_else(|| name.clone());
-            let rj = rename_restore_for_pvc(snap, ns, name, &base)?;
-            p.reads
-                .push(ObjRef::new(Kind::RestoreJob, ns, &rj.meta.name));
+            let rj = rename_restore_for_pvc(snap, ns, name, &base, p)?;
             (rj, Some(base))
         }
     };
@@ -44,8 +44,10 @@ pub(super) fn plan_rename(
             rj.meta.name
         ));
     }
-    if let Some(b) = &rj.backup_ref {
-        p.reads.push(ObjRef::new(Kind::Backup, ns, b));
+    let vm = ctx.is_vm_instance().then(|| ctx.vm_name()).flatten();
+    if let Some(vm) = &vm {
+        p.reads
+            .push(ObjRef::new(Kind::VirtualMachineInstance, ns, vm));
     }
     let mut disks = disk_names(&ctx);
     if let Some(only) = only_disk {
@@ -64,10 +66,42 @@ pub(super) fn plan_rename(
         ));
     }
     for d in &disks {
-        rename_disk(snap, rj, d, p)?;
+        rename_disk(snap, &ctx, req, d, p).map_err(|r| {
+            if req.target.is_restore() && disks.len() > 1 {
+                Refusal {
+                    reason: format!(
+                        "{}; the other disks can still be kept one by one (--pvc {ns}/DISK)",
+                        r.reason
+                    ),
+                    reads: r.reads,
+                }
+            } else {
+                r
+            }
+        })?;
     }
-    p.outcome = if p.ops.is_empty() {
+    if !p.ops.is_empty() {
+        // The writes move the disk: never under a finished restore or a running VM.
+        if rj.phase.is_terminal() {
+            return refuse(format!(
+                "RestoreJob {} is {}: finishing the rename after the restore is over moves the disk out from under the application and restores nothing. Instead: stop the VM, remove this restore's own Pending -orig PVC (reclaim-orig), then restore again under a new RestoreJob name",
+                rj.meta.name,
+                rj.phase.as_str()
+            ));
+        }
+        if let Some(vm) = &vm
+            && let Some(vmi) = snap.vmis.get(ns, vm)
+        {
+            return refuse(format!(
+                "VirtualMachineInstance {ns}/{} exists: the VM still runs on the disk. Stop it (runStrategy Halted) and wait until its VMI is gone, then keep the disk",
+                vmi.meta.name
+            ));
+        }
+    }
+    p.outcome = if p.ops.is_empty() && p.waits.is_empty() {
         "every disk is already kept: nothing to do".into()
+    } else if p.ops.is_empty() {
+        "every disk is kept; the PV controller has still to bind the -orig PVC (it does on its resync, up to ~15 s): the action waits for it and writes nothing".into()
     } else {
         format!(
             "each disk kept as <disk>-orig-{}, its PV Retain and bound to it; the original names free for the restore",
@@ -77,84 +111,100 @@ pub(super) fn plan_rename(
     Ok(())
 }
 
-/// The RestoreJob a `--pvc` rename belongs to: the `-orig` PVC's annotation or hash, else the one
-/// non-terminal restore of the namespace that covers the disk.
+/// The RestoreJob a `--pvc` rename belongs to. For an `-orig` PVC: the one it belongs to, by
+/// its `restore-job-uid` annotation, else by creation time (never by the hash alone). For a
+/// disk: the non-terminal restore that covers it (through its Backup's record, as `--restore`
+/// reads it), else the latest finished one (which then refuses, saying why).
 fn rename_restore_for_pvc<'a>(
     snap: &'a Snapshot,
     ns: &str,
     name: &str,
     base: &str,
+    p: &mut Plan,
 ) -> Result<&'a Arc<Obj<RestoreJob>>, Refusal> {
-    if let Some((_, hash)) = parse_orig_name(name) {
-        let pvc = snap.pvcs.get(ns, name);
-        if pvc.is_none() {
+    let settings = Settings::default();
+    let found = if parse_orig_name(name).is_some() {
+        p.reads
+            .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, name));
+        let Some(pvc) = snap.pvcs.get(ns, name) else {
             // Not read yet, or gone: either way its annotation cannot be consulted.
-            return Err(Refusal {
-                reason: format!("PVC {ns}/{name} not found"),
-                reads: vec![ObjRef::new(Kind::PersistentVolumeClaim, ns, name)],
-            });
-        }
-        if let Some(uid) = pvc.and_then(|p| p.meta.annotation(ANN_RESTORE_JOB_UID)) {
-            return snap
-                .restore_jobs
-                .in_namespace(ns)
-                .find(|r| r.meta.uid == uid)
-                .map_or_else(
-                    || {
-                        refuse(format!(
-                            "{name} names RestoreJob UID {uid}, which no longer exists"
-                        ))
-                    },
-                    Ok,
-                );
-        }
-        let candidates: Vec<_> = snap
+            return refuse(format!("PVC {ns}/{name} not found"));
+        };
+        let owners: Vec<_> = snap
             .restore_jobs
             .in_namespace(ns)
-            .filter(|r| short_hash(&r.meta.name) == hash)
+            .filter(|r| orig_pvc_name(base, &r.meta.name) == name)
+            .filter(|r| matches!(ownership(pvc, r), Ownership::Ours { .. }))
             .collect();
-        return match candidates.as_slice() {
-            [one] => Ok(one),
-            [] => refuse(format!("no RestoreJob in {ns} has the hash {hash}")),
-            _ => refuse(format!(
-                "several RestoreJobs share the hash {hash}: use --restore"
-            )),
-        };
-    }
-    let settings = Settings::default();
-    let candidates: Vec<_> = snap
-        .restore_jobs
-        .in_namespace(ns)
-        .filter(|r| {
-            !r.phase.is_terminal()
-                && disk_names(&ctx_for(snap, &settings, r))
-                    .iter()
-                    .any(|d| d == base)
-        })
-        .collect();
-    match candidates.as_slice() {
-        [one] => Ok(one),
-        [] => refuse(format!(
-            "no running RestoreJob in {ns} restores {base}: create the RestoreJob first (the -orig name derives from its name), then keep the disk"
-        )),
-        _ => refuse(format!("several RestoreJobs restore {base}: use --restore")),
-    }
+        match owners.as_slice() {
+            [one] => *one,
+            [] => {
+                return refuse(match pvc.meta.annotation(ANN_RESTORE_JOB_UID) {
+                    Some(uid) => format!(
+                        "{name} was left by a deleted RestoreJob (restore-job-uid {uid}): there is no rename to finish; reclaim-orig can reclaim it"
+                    ),
+                    None => format!(
+                        "{name} is no running RestoreJob's (no restore-job-uid, and every RestoreJob of its hash was created after it): there is no rename to finish"
+                    ),
+                });
+            }
+            _ => {
+                return refuse(format!(
+                    "several RestoreJobs could own {name} (same hash, no restore-job-uid): use --restore"
+                ));
+            }
+        }
+    } else {
+        let mut covering = Vec::new();
+        for r in snap.restore_jobs.in_namespace(ns) {
+            restore_reads(r, p);
+            if disk_names(&ctx_for(snap, &settings, r))
+                .iter()
+                .any(|d| d == base)
+            {
+                covering.push(r);
+            }
+        }
+        let running: Vec<_> = covering
+            .iter()
+            .copied()
+            .filter(|r| !r.phase.is_terminal())
+            .collect();
+        match running.as_slice() {
+            [one] => *one,
+            [] => match covering.iter().copied().max_by_key(|r| r.meta.created) {
+                Some(latest) => latest,
+                None => {
+                    return refuse(format!(
+                        "no RestoreJob in {ns} restores {base}: create the RestoreJob first (the -orig name derives from its name), then keep the disk"
+                    ));
+                }
+            },
+            _ => return refuse(format!("several RestoreJobs restore {base}: use --restore")),
+        }
+    };
+    p.reads
+        .push(ObjRef::new(Kind::RestoreJob, ns, &found.meta.name));
+    restore_reads(found, p);
+    Ok(found)
 }
 
+/// Whether the PV's claimRef names exactly this PVC, UID included. A claimRef without a UID
+/// proves nothing: the delete guard would refuse to act on it, so the plan does too.
 fn claims(pv: &Pv, ns: &str, pvc: &Obj<Pvc>) -> bool {
     pv.claim_ref.as_ref().is_some_and(|c| {
-        c.namespace == ns
-            && c.name == pvc.meta.name
-            && c.uid.as_deref().is_none_or(|u| u == pvc.meta.uid)
+        c.namespace == ns && c.name == pvc.meta.name && c.uid.as_deref() == Some(&pvc.meta.uid)
     })
 }
 
 fn rename_disk(
     snap: &Snapshot,
-    rj: &Obj<RestoreJob>,
+    ctx: &Ctx,
+    req: &ActionRequest,
     disk: &str,
     p: &mut Plan,
 ) -> Result<(), Refusal> {
+    let rj = ctx.rj;
     let ns = rj.meta.namespace.as_str();
     let orig_name = orig_pvc_name(disk, &rj.meta.name);
     if orig_name.len() > MAX_NAME_LEN {
@@ -220,7 +270,17 @@ fn rename_disk(
     let claim_is_original = pvc
         .is_some_and(|c| claims(pv, ns, c) && c.volume_name.as_deref() == Some(pv_name.as_str()));
     let claim_is_orig = orig.is_some_and(|o| claims(pv, ns, o));
+    let claim_without_uid = pv
+        .claim_ref
+        .as_ref()
+        .filter(|c| c.uid.as_deref().is_none_or(str::is_empty))
+        .map(|c| format!("{}/{}", c.namespace, c.name));
     if orig.is_none() && !claim_is_original {
+        if let Some(c) = &claim_without_uid {
+            return refuse(format!(
+                "PV {pv_name}'s claimRef names {c} without a UID: it cannot prove it still claims {disk}, so the original would never be deleted safely; refusing before any write"
+            ));
+        }
         return refuse(format!(
             "PV {pv_name} is not claimed by {disk}: refusing to guess"
         ));
@@ -236,19 +296,52 @@ fn rename_disk(
             c.namespace, c.name
         ));
     }
+    if orig.is_some()
+        && !claim_is_orig
+        && let Some(c) = pvc
+        && c.meta.deleted.is_none()
+        && c.volume_name.as_deref() == Some(pv_name.as_str())
+        && !claim_is_original
+    {
+        // The original still names the PV but the claimRef cannot prove it is its claim: the
+        // delete guard would refuse, so stop here, before the first write.
+        return refuse(format!(
+            "{disk} still names PV {pv_name}, whose claimRef does not carry {disk}'s UID: cannot prove the PV is its claim; refusing before any write"
+        ));
+    }
     let Field::Known(policy) = &pv.reclaim_policy else {
         return refuse(format!("PV {pv_name} reclaim policy unreadable"));
     };
+    let writes_before = p.ops.len();
     let recorded = pv
         .meta
         .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
         .or_else(|| orig.and_then(|o| o.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
         .map(str::to_string);
+    // The controller before the fix sets Retain first and records nothing: after one of its
+    // failed keep attempts, a Retain PV says nothing about the policy it had.
+    // Events that could not be read cannot rule such an attempt out.
+    let events_unreadable = snap
+        .health
+        .get(&Kind::Event)
+        .is_some_and(|h| h.state.is_degraded());
+    let earlier_attempt = orig.is_none()
+        && policy == "Retain"
+        && (events_unreadable
+            || ctx.events.iter().any(|e| {
+                e.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("Failed to keep old PVC") && mentions(m, disk))
+            }));
     // Once a rename has started, a Retain on the PV may be the rename's own: it is the original
-    // policy only when no -orig PVC exists yet.
-    let original_policy = recorded
-        .clone()
-        .or_else(|| (orig.is_none() || policy != "Retain").then(|| policy.clone()));
+    // policy only when no -orig PVC exists yet and no earlier attempt ran.
+    let original_policy = recorded.clone().or_else(|| {
+        if earlier_attempt {
+            req.policy.clone()
+        } else {
+            (orig.is_none() || policy != "Retain").then(|| policy.clone())
+        }
+    });
     if pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none() {
         match &original_policy {
             Some(v) => p.ops.push(Op::AnnotatePv {
@@ -256,6 +349,14 @@ fn rename_disk(
                 key: ANN_ORIGINAL_RECLAIM_POLICY.into(),
                 value: v.clone(),
             }),
+            None if earlier_attempt => p.notes.push(format!(
+                "{disk}: PV {pv_name} is Retain {}: its original policy is unknown and is not recorded (reclaim-orig asks for it; --policy records the one you know)",
+                if events_unreadable {
+                    "and the RestoreJob's events could not be read, so an earlier keep attempt (which sets Retain first) cannot be ruled out"
+                } else {
+                    "after an earlier failed keep attempt (\"Failed to keep old PVC\"), which set Retain first"
+                }
+            )),
             None => p.notes.push(format!("{disk}: PV {pv_name} is already Retain and its earlier policy was never recorded; reclaim-orig will ask for it")),
         }
     }
@@ -326,11 +427,47 @@ fn rename_disk(
     }
     if !claim_is_orig {
         p.ops.push(Op::SetClaimRef {
-            pv: pv_name,
+            pv: pv_name.clone(),
             namespace: ns.into(),
-            name: orig_name,
+            name: orig_name.clone(),
             uid: orig.map(|o| o.meta.uid.clone()),
         });
+    } else if let Some(c) = pvc
+        && c.meta.deleted.is_none()
+        && c.volume_name.as_deref() == Some(pv_name.as_str())
+    {
+        // The PV already points at the -orig PVC but the original still names it: the
+        // original's delete step needs its claimRef (never delete what the PV does not claim),
+        // and the restore would skip a PVC that still exists.
+        return refuse(format!(
+            "PV {pv_name} already points at {orig_name}, but {disk} still exists and names it: the rename cannot delete {disk} safely (the PV no longer claims it). Check {disk} and delete it by hand, then run again"
+        ));
+    } else if let Some(o) = orig
+        && o.phase.as_deref() != Some("Bound")
+    {
+        // The rename is finished (the PV names the -orig PVC by name and UID, the original is
+        // gone); binding the -orig PVC is the PV controller's part.
+        p.waits
+            .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, &orig_name));
+        p.notes.push(format!(
+            "{disk}: kept as {orig_name}; waiting for the PV controller to bind it (it does on its resync, up to ~15 s)"
+        ));
+    }
+    if p.ops.len() > writes_before {
+        let users = pods_using(
+            snap,
+            ns,
+            &pv_name,
+            Some(pv),
+            &[disk, orig_name.as_str()],
+            &mut p.reads,
+        );
+        if !users.is_empty() {
+            return refuse(format!(
+                "the disk {disk} (PV {pv_name}) is in use by pod {}: a rename under a running VM moves the disk out from under it. Stop the VM first",
+                users.join(", ")
+            ));
+        }
     }
     Ok(())
 }

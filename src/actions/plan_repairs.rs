@@ -3,16 +3,19 @@
 
 use super::ops::{DeleteReason, Op};
 use super::plan::{
-    ActionRequest, Plan, Refusal, Target, ctx_for, refuse, restore_ref, restore_target,
+    ActionRequest, Plan, Refusal, Target, ctx_for, list_ref, refuse, restore_ref, restore_target,
 };
-use crate::analysis::disks::{disk_names, pv_of};
+use super::usage::pods_using;
+use crate::analysis::disks::{disk_names, download_for, downloads, pv_of};
 use crate::analysis::{ObjRef, Settings};
 use crate::cluster::Snapshot;
 use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, postgres_release, short_hash,
+    ANN_ORIGINAL_RECLAIM_POLICY, VELERO_NAMESPACE, orig_pvc_name, parse_orig_name, postgres_release,
 };
+use crate::model::objects::{Pvc, RestoreJob, RjPhase};
 use crate::model::ownership::{OrigOwner, orig_owner};
-use crate::model::{Field, Kind};
+use crate::model::{Field, Kind, Obj};
+use std::sync::Arc;
 
 pub(super) fn plan_reclaim(
     snap: &Snapshot,
@@ -26,77 +29,74 @@ pub(super) fn plan_reclaim(
     else {
         return refuse("reclaim-orig takes --pvc NAMESPACE/NAME-orig-HASH");
     };
-    let Some((_, hash)) = parse_orig_name(name) else {
+    let Some((base, _)) = parse_orig_name(name) else {
         return refuse(format!("{name} is not an -orig PVC (<pvc>-orig-<4 hex>)"));
     };
     p.reads
         .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, name));
-    let orig = snap.pvcs.get(ns, name);
+    let Some(orig) = snap.pvcs.get(ns, name) else {
+        p.notes.push(format!(
+            "{name} is already gone; a PV it left Retain is reported as a leak"
+        ));
+        p.outcome = "nothing to do".into();
+        return Ok(());
+    };
     // The PV is read by name before it is looked at: a PV that was not read must never look
     // like "no PV", or the PVC would be deleted without its policy set back.
-    let pv = match orig {
-        Some(o) => match &o.volume_name {
-            Some(v) => {
-                p.reads.push(ObjRef::new(Kind::PersistentVolume, "", v));
-                pv_of(snap, o)
-            }
-            None => {
+    let Some(pv_name) = orig.volume_name.clone() else {
+        return refuse(format!(
+            "{name} has no volumeName: cannot tell which PV it holds"
+        ));
+    };
+    p.reads
+        .push(ObjRef::new(Kind::PersistentVolume, "", &pv_name));
+    let pv = pv_of(snap, orig);
+    // Whose copy it is: the RestoreJob its annotation names, else the one of its name that
+    // existed when it was created; never the newest RestoreJob that merely shares the name.
+    let owner = owner_of(snap, orig, base);
+    match owner {
+        Some(r) => {
+            p.reads
+                .push(ObjRef::new(Kind::RestoreJob, ns, &r.meta.name));
+            p.restore = Some(restore_ref(r));
+            if !r.phase.is_terminal() {
                 return refuse(format!(
-                    "{name} has no volumeName: cannot tell which PV it holds"
+                    "RestoreJob {} is {}: the -orig PVC is its safety copy until it finishes",
+                    r.meta.name,
+                    if r.phase.as_str().is_empty() {
+                        "new"
+                    } else {
+                        r.phase.as_str()
+                    }
                 ));
             }
-        },
-        None => {
-            p.notes.push(format!(
-                "{name} is already gone; a PV it left Retain is reported as a leak"
-            ));
-            p.outcome = "nothing to do".into();
-            return Ok(());
         }
-    };
-    // Whose it is, by the one rule the analysis uses too (annotation, else creation time): a
-    // PVC left by a deleted RestoreJob of the same name is not the running one's.
-    let rj = match orig.map(|o| orig_owner(o, snap.restore_jobs.in_namespace(ns))) {
-        Some(OrigOwner::Restore { rj, .. }) => Some(rj),
-        Some(OrigOwner::Deleted { .. }) => None,
-        // Cannot tell: the newest RestoreJob of the hash is presumed its maker (the safe side).
-        _ => snap
-            .restore_jobs
-            .in_namespace(ns)
-            .filter(|r| short_hash(&r.meta.name) == hash)
-            .max_by_key(|r| r.meta.created),
-    };
-    if let Some(r) = rj {
-        p.reads
-            .push(ObjRef::new(Kind::RestoreJob, ns, &r.meta.name));
-        p.restore = Some(restore_ref(r));
-        if !r.phase.is_terminal() {
-            return refuse(format!(
-                "RestoreJob {} is {}: the -orig PVC is its safety copy until it finishes",
-                r.meta.name,
-                if r.phase.as_str().is_empty() {
-                    "new"
-                } else {
-                    r.phase.as_str()
-                }
-            ));
-        }
+        None => p.notes.push(format!(
+            "{name} was left by a deleted RestoreJob (created {})",
+            orig.meta
+                .created
+                .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_else(|| "at an unknown time".into())
+        )),
     }
-    let mounted: Vec<&str> = snap
-        .pods
-        .in_namespace(ns)
-        .filter(|pod| !pod.is_finished() && pod.claims.iter().any(|c| c == name))
-        .map(|pod| pod.meta.name.as_str())
-        .collect();
-    if !mounted.is_empty() {
-        return refuse(format!("{name} is mounted by pod {}", mounted.join(", ")));
+    let users = pods_using(
+        snap,
+        ns,
+        &pv_name,
+        pv.map(|v| &***v),
+        &[name.as_str()],
+        &mut p.reads,
+    );
+    if !users.is_empty() {
+        return refuse(format!(
+            "PV {pv_name} of {name} is in use by pod {}: nothing is changed while a Pod mounts it",
+            users.join(", ")
+        ));
     }
-    if let Some(pv) = pv {
-        p.reads
-            .push(ObjRef::new(Kind::PersistentVolume, "", &pv.meta.name));
-    }
+    only_copy_check(snap, req, ns, name, base, owner.map(|r| &**r), p)?;
     let recorded = orig
-        .and_then(|o| o.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY))
+        .meta
+        .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
         .or_else(|| pv.and_then(|v| v.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
         .map(str::to_string);
     let class_policy = pv
@@ -124,13 +124,17 @@ pub(super) fn plan_reclaim(
             ));
         }
     };
-    let bound_to_orig = pv.is_some_and(|v| {
-        v.claim_ref.as_ref().is_some_and(|c| {
-            &c.namespace == ns
-                && &c.name == name
-                && orig.is_none_or(|o| c.uid.as_deref().is_none_or(|u| u == o.meta.uid))
-        })
-    });
+    // Only our own PV: its claimRef names this PVC, UID included. A claimRef with this name
+    // but another UID (or none) cannot be told apart from an older PVC of the same name.
+    let claim = pv.and_then(|v| v.claim_ref.as_ref());
+    let named = claim.is_some_and(|c| &c.namespace == ns && &c.name == name);
+    let bound_to_orig = named && claim.is_some_and(|c| c.uid.as_deref() == Some(&orig.meta.uid));
+    if named && !bound_to_orig {
+        return refuse(format!(
+            "PV {pv_name}'s claimRef names {name} but not its UID {}: it may be an older PVC's of that name; nothing is changed",
+            orig.meta.uid
+        ));
+    }
     if let Some(v) = pv {
         if !bound_to_orig {
             p.notes.push(format!(
@@ -149,15 +153,15 @@ pub(super) fn plan_reclaim(
             return refuse(format!("PV {} reclaim policy unreadable", v.meta.name));
         }
     }
-    match orig {
-        Some(o) if o.meta.deleted.is_none() => p.ops.push(Op::DeletePvc {
+    if orig.meta.deleted.is_none() {
+        p.ops.push(Op::DeletePvc {
             namespace: ns.clone(),
             name: name.clone(),
-            uid: o.meta.uid.clone(),
+            uid: orig.meta.uid.clone(),
             reason: DeleteReason::ReclaimOrig,
-        }),
-        Some(_) => p.notes.push(format!("{name} is already being deleted")),
-        None => p.notes.push(format!("{name} is already gone")),
+        });
+    } else {
+        p.notes.push(format!("{name} is already being deleted"));
     }
     let pv_name = pv
         .map(|v| v.meta.name.clone())
@@ -171,6 +175,84 @@ pub(super) fn plan_reclaim(
         ),
         (false, _) => "only the PVC is deleted".into(),
     };
+    Ok(())
+}
+
+/// The RestoreJob an `-orig` PVC belongs to, if it still exists, by the one rule the analysis
+/// uses too (`model::ownership`: its `restore-job-uid` annotation, else creation time): a PVC
+/// left by a deleted RestoreJob of the same name is not the running one's.
+fn owner_of<'a>(
+    snap: &'a Snapshot,
+    orig: &Obj<Pvc>,
+    base: &str,
+) -> Option<&'a Arc<Obj<RestoreJob>>> {
+    let ns = orig.meta.namespace.as_str();
+    match orig_owner(orig, snap.restore_jobs.in_namespace(ns)) {
+        OrigOwner::Restore { rj, .. } => Some(rj),
+        OrigOwner::Deleted { .. } => None,
+        // Cannot tell: the newest RestoreJob of its name is presumed its maker (the safe side:
+        // a running one refuses).
+        OrigOwner::Unknown => snap
+            .restore_jobs
+            .in_namespace(ns)
+            .filter(|r| orig_pvc_name(base, &r.meta.name) == orig.meta.name)
+            .max_by_key(|r| r.meta.created),
+    }
+}
+
+/// The `-orig` PVC may hold the only good copy of the disk: when its restore failed, or the
+/// restored disk's PVC is missing, or its DataDownload failed. Refused unless the operator
+/// asked, by name, to discard it.
+fn only_copy_check(
+    snap: &Snapshot,
+    req: &ActionRequest,
+    ns: &str,
+    name: &str,
+    base: &str,
+    owner: Option<&Obj<RestoreJob>>,
+    p: &mut Plan,
+) -> Result<(), Refusal> {
+    p.reads
+        .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, base));
+    let mut why = Vec::new();
+    if let Some(r) = owner
+        && r.phase == RjPhase::Failed
+    {
+        why.push(format!("RestoreJob {} Failed", r.meta.name));
+    }
+    if snap.pvcs.get(ns, base).is_none() {
+        why.push(format!("the restored disk {base} has no PVC"));
+    }
+    if let Some(r) = owner {
+        // The Velero Restore and its DataDownloads live in the Velero namespace.
+        p.reads
+            .push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
+        p.reads.push(list_ref(Kind::DataDownload, VELERO_NAMESPACE));
+        let rj = snap.restore_jobs.get(ns, &r.meta.name);
+        if let Some(rj) = rj {
+            let settings = Settings::default();
+            let ctx = ctx_for(snap, &settings, rj);
+            let dds = downloads(&ctx);
+            if let Some(d) = download_for(&ctx, &dds, base)
+                && d.is_failed()
+            {
+                why.push(format!("the DataDownload {} of {base} failed", d.meta.name));
+            }
+        }
+    }
+    if why.is_empty() {
+        return Ok(());
+    }
+    if !req.discard_only_copy {
+        return refuse(format!(
+            "{name} may hold the only good copy of {base} ({}): keep it. To discard it anyway, repeat with --discard-only-copy",
+            why.join("; ")
+        ));
+    }
+    p.notes.push(format!(
+        "{name} may hold the only good copy of {base} ({}); discarding it as asked (--discard-only-copy)",
+        why.join("; ")
+    ));
     Ok(())
 }
 
@@ -210,6 +292,13 @@ pub(super) fn plan_servername(
     if cluster.meta.deleted.is_some() {
         return refuse(format!(
             "Cluster {cluster_name} is being deleted (the purge): retry once the new one is rendered"
+        ));
+    }
+    // Before the purge the live Cluster is the old one: pointing it at the fresh prefix makes
+    // the re-rendered Cluster fail "Expected empty archive". The analysis's own test decides.
+    if !crate::analysis::postgres::is_new_cluster(&ctx, cluster) {
+        return refuse(format!(
+            "Cluster {cluster_name} is not the one re-rendered for {name} (it predates the purge): pointing it at {new_name} now would make the new Cluster fail \"Expected empty archive\". Retry once the chart has re-rendered it"
         ));
     }
     let Some(index) = cluster.plugin_index else {

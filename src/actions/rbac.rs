@@ -56,7 +56,10 @@ pub async fn check(client: &kube::Client, ops: &[Op]) -> anyhow::Result<Vec<Deni
             },
             ..Default::default()
         };
-        let answer = api.create(&PostParams::default(), &review).await?;
+        let answer = api
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| anyhow::anyhow!(super::write::brief(&e)))?;
         let status = answer.status.unwrap_or_default();
         if !status.allowed {
             denied.push(Denied {

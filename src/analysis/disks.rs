@@ -3,8 +3,8 @@
 
 use super::ctx::Ctx;
 use super::report::{DiskChain, DownloadInfo, DvInfo, Ownership, Progress, PvInfo, PvcInfo};
+use crate::cluster::Snapshot;
 use crate::cluster::snapshot::{claim_term, restore_name_term, restore_uid_term};
-use crate::cluster::{Snapshot, SyncState};
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME,
     LABEL_VELERO_RESTORE_UID, VELERO_NAMESPACE, orig_pvc_name, vm_disk_name,
@@ -18,15 +18,9 @@ use std::sync::Arc;
 /// synced, or a dump that holds objects of the kind's API group (a dump without any
 /// `cdi.kubevirt.io` object says nothing about DataVolumes).
 pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
-    match snap.health.get(&kind).map(|h| &h.state) {
-        Some(
-            SyncState::Synced
-            | SyncState::Resyncing { .. }
-            | SyncState::Failed { .. }
-            | SyncState::FromFile,
-        ) => true,
-        Some(SyncState::NotInstalled) => true,
-        Some(SyncState::Syncing | SyncState::Forbidden { .. }) => false,
+    // A kind that never listed (its first list failed) is unknown, not empty.
+    match snap.absence_known(kind) {
+        Some(known) => known,
         None => {
             let group = kind.info().group;
             crate::model::KINDS

@@ -451,7 +451,8 @@ async fn kubectl_watch(
                 json!({"metadata": {"annotations": {"bench.restorewatch.io/kubectl-seq": i.to_string()}}}),
             ),
         )
-        .await?;
+        .await
+        .map_err(|e| anyhow::anyhow!("PATCH {ns}/{name}: {}", crate::cluster::errors::describe(&e)))?;
         let seen = tokio::time::timeout(Duration::from_secs(10), async {
             while let Some((at, line)) = rx.recv().await {
                 let mut cols = line.split_whitespace();

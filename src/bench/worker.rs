@@ -136,7 +136,10 @@ async fn request_counts(client: &kube::Client) -> anyhow::Result<(u64, u64)> {
     let req = hyper::Request::get(crate::sim::metrics::PATH)
         .body(Vec::new())
         .context("metrics request")?;
-    let text = client.request_text(req).await.context("GET /metrics")?;
+    let text = client
+        .request_text(req)
+        .await
+        .map_err(|e| anyhow::anyhow!("GET /metrics: {}", crate::cluster::errors::describe(&e)))?;
     let v: Value = serde_json::from_str(&text).context("metrics body")?;
     let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
     Ok((n("list"), n("watch")))
@@ -246,7 +249,12 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             &Patch::Merge(json!({"metadata": {"annotations": {SEQ_ANNOTATION: value}}})),
         )
         .await
-        .with_context(|| format!("patching PVC {ns}/{name}"))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "patching PVC {ns}/{name}: {}",
+                crate::cluster::errors::describe(&e)
+            )
+        })?;
         patch.push(ms(t0.elapsed()));
         let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
             loop {

@@ -17,7 +17,8 @@ use crate::{say as println, say_err as eprintln};
     after_help = "Actions:\n  resume-rename   keep a disk as <pvc>-orig-<hash>, or finish a rename the controller left half done\n  \
 reclaim-orig    set the PV's reclaim policy back, then delete an -orig PVC\n  fix-servername  set the Cluster's archive serverName to the app's newServerName\n  \
 resume-release  resume HelmReleases a finished restore left suspended\n\n\
-Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped, 2 bad usage or cluster unreachable.\n\
+Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped (or the PV controller had not\n\
+bound the -orig PVC when the bounded wait ended), 2 bad usage or cluster unreachable.\n\
 Every write is recorded in $XDG_STATE_HOME/restorewatch/audit.jsonl and as an Event on the RestoreJob."
 )]
 pub struct ActionArgs {
@@ -30,9 +31,14 @@ pub struct ActionArgs {
     /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC; resume-rename: a disk or its -orig PVC)
     #[arg(long, value_name = "NS/NAME")]
     pub pvc: Option<String>,
-    /// reclaim-orig: the reclaim policy to restore when none was recorded
+    /// reclaim-orig: the reclaim policy to restore when none was recorded; resume-rename: the
+    /// PV's original policy when an earlier failed attempt left it unknowable
     #[arg(long, value_parser = ["Delete", "Retain"])]
     pub policy: Option<String>,
+    /// reclaim-orig: delete the -orig PVC even though it may hold the only good copy of the
+    /// disk (its restore failed, or the restored disk is missing or its download failed)
+    #[arg(long)]
+    pub discard_only_copy: bool,
     /// Show the plan and write nothing (the default without --yes)
     #[arg(long, conflicts_with = "yes")]
     pub dry_run: bool,
@@ -59,7 +65,8 @@ fn parse_action(s: &str) -> Result<ActionKind, String> {
 pub fn print_plan(p: &Plan) {
     println!("{} on {}", p.request.action, p.request.target);
     if p.ops.is_empty() {
-        println!("  nothing to do: {}", p.outcome);
+        let what = if p.waits.is_empty() { "do" } else { "write" };
+        println!("  nothing to {what}: {}", p.outcome);
     }
     for (i, op) in p.ops.iter().enumerate() {
         println!("  {}. {}", i + 1, op.describe());
@@ -98,6 +105,7 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         action: args.name,
         target,
         policy: args.policy.clone(),
+        discard_only_copy: args.discard_only_copy,
     };
     // The preview comes from fresh reads too: there is no watch cache in the CLI.
     let the_plan = match crate::actions::execute::plan_fresh(&conn.client, &req).await? {
@@ -108,7 +116,7 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
     };
     print_plan(&the_plan);
-    if the_plan.ops.is_empty() {
+    if the_plan.is_settled() {
         return Ok(exit::OK);
     }
     let denied = rbac::check(&conn.client, &the_plan.ops)
@@ -123,7 +131,9 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
         return Ok(exit::FINDINGS);
     }
-    if !args.yes {
+    // Nothing to write but a bind to wait for: waiting only reads, so it needs no --yes; a dry
+    // run still only shows the plan.
+    if args.dry_run || (!args.yes && !the_plan.ops.is_empty()) {
         println!("(dry run: nothing written; add --yes to execute)");
         return Ok(exit::OK);
     }
@@ -134,12 +144,17 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         audit: Some(audit::audit_path()),
         events: true,
         max_writes: None,
+        bind_wait: crate::actions::execute::BIND_WAIT,
     };
     let outcome = ex
         .execute(&the_plan, |e| match e {
             StepEvent::Start(op) => println!("  ... {}", op.describe()),
             StepEvent::Done(op) => println!("  ok  {}", op.describe()),
-            StepEvent::Conflict(op, msg) => println!("  409 {} ({msg}); re-reading", op.describe()),
+            StepEvent::Conflict(_, msg) => println!("  409 {msg}"),
+            StepEvent::Waiting { pvc, waited_secs } => println!(
+                "  ... waiting for the PV controller to bind {pvc} ({waited_secs} s; it binds on its resync, up to ~15 s)"
+            ),
+            StepEvent::RecordFailed(msg) => eprintln!("restorewatch: {msg}"),
         })
         .await;
     match outcome {
@@ -149,6 +164,17 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         }
         Outcome::Interrupted { writes } => {
             println!("interrupted after {writes} writes; run again to resume");
+            Ok(exit::FINDINGS)
+        }
+        Outcome::Unbound {
+            writes,
+            pending,
+            waited_secs,
+        } => {
+            println!(
+                "done: {writes} writes; but the PV controller had not bound {} after {waited_secs} s (it normally does within ~15 s): check it; a rerun writes nothing and waits again",
+                pending.join(", ")
+            );
             Ok(exit::FINDINGS)
         }
         Outcome::Stopped { writes, reason } => {

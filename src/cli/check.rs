@@ -4,11 +4,11 @@ use super::common::ClusterArgs;
 use super::exit;
 use super::output;
 use crate::analysis::{self, Report, Settings, Severity};
-use crate::cluster::files::{LoadProblem, load_text};
+use crate::cluster::files::{LoadProblem, load_bytes};
+use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size, read_input};
 use crate::cluster::{Snapshot, SourceInfo};
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
-use std::io::Read;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,7 +38,7 @@ impl FailOn {
 
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "Exit status: 0 when no finding reaches --fail-on, 1 when one does, 2 on bad usage or unreadable input.\n\n\
+    after_help = "Exit status: 0 when no finding reaches --fail-on, 1 when one does, 2 on bad usage, unreadable input, or a cluster (or some of its kinds) that could not be read.\n\n\
 Examples:\n  kubectl get restorejobs,backups,pvc,pv,dv,vm,vmi,hr -A -o yaml > dump.yaml\n  restorewatch check --snapshot dump.yaml\n  \
 restorewatch check --snapshot dump.yaml -o json --fail-on warning\n  restorewatch check            # the current kubeconfig context"
 )]
@@ -61,6 +61,14 @@ pub struct CheckArgs {
     /// Exit 1 when a finding reaches this severity
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// When some kinds cannot be listed (after retries), analyse the rest instead of exiting
+    /// 2: findings resting on an unreadable kind are marked stale and do not count toward
+    /// --fail-on
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Refuse a --snapshot file (or stdin) larger than this, e.g. 4GiB, 500MiB [default: 1GiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
+    pub max_input: Option<u64>,
 }
 
 pub fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -101,22 +109,21 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
 
 /// Reads the files (and stdin for `-`), reporting broken documents on stderr.
 pub fn load_snapshot(paths: &[PathBuf]) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
+    load_snapshot_limited(paths, DEFAULT_MAX_INPUT)
+}
+
+/// `load_snapshot` refusing any file past `max_input` bytes.
+pub fn load_snapshot_limited(
+    paths: &[PathBuf],
+    max_input: u64,
+) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     let mut names = Vec::new();
     for p in paths {
-        let (text, origin) = if p.as_os_str() == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
-            (s, "<stdin>".to_string())
-        } else {
-            let s = std::fs::read_to_string(p)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
-            (s, p.display().to_string())
-        };
-        let loaded = load_text(&text, &origin);
+        let (bytes, origin) = read_input(p, max_input)?;
+        let loaded = load_bytes(&bytes, &origin);
+        drop(bytes);
         objects.extend(loaded.objects);
         problems.extend(loaded.problems);
         names.push(origin);
@@ -160,15 +167,12 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let snap = if args.snapshots.is_empty() {
-        match crate::cluster::list_once::snapshot(&args.cluster).await {
+        match live_snapshot(&args).await {
             Ok(s) => s,
-            Err(e) => {
-                crate::say_err!("restorewatch: {e:#}");
-                return Ok(exit::USAGE);
-            }
+            Err(code) => return Ok(code),
         }
     } else {
-        match load_snapshot(&args.snapshots) {
+        match load_snapshot_limited(&args.snapshots, args.max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
             Ok((snap, problems)) => {
                 for p in &problems {
                     crate::say_err!("restorewatch: {p}");
@@ -192,11 +196,58 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         Format::Json => output::emit(&format!("{}\n", output::json(&report))),
         Format::Text => output::emit(&output::text(&report, output::use_colour())),
     }
-    let fails = args
-        .fail_on
+    Ok(exit_status(&report, args.fail_on))
+}
+
+/// 1 when a finding reaches `--fail-on`. A stale finding (built on a kind that could not be
+/// read) does not count: it may describe a state that is not there.
+pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
+    let fails = fail_on
         .threshold()
-        .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
-    Ok(if fails { exit::FINDINGS } else { exit::OK })
+        .is_some_and(|t| report.findings.iter().any(|f| !f.stale && f.severity >= t));
+    if fails { exit::FINDINGS } else { exit::OK }
+}
+
+/// Lists the cluster once. Kinds that stay unreadable after retries stop the check (exit 2,
+/// naming them) unless `--allow-partial`.
+async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
+    use crate::cluster::list_once::{Retry, list_all};
+    let listed = match list_all(&args.cluster, Retry::default()).await {
+        Ok(l) => l,
+        Err(e) => {
+            crate::say_err!("restorewatch: {e:#}");
+            return Err(exit::USAGE);
+        }
+    };
+    if listed.unreadable.is_empty() {
+        return Ok(listed.snapshot);
+    }
+    let names: Vec<&str> = listed.unreadable.iter().map(|u| u.plural()).collect();
+    for u in &listed.unreadable {
+        if u.forbidden {
+            crate::say_err!("restorewatch: no access to {}: {}", u.plural(), u.error);
+        } else {
+            crate::say_err!("restorewatch: cannot list {}: {}", u.plural(), u.error);
+        }
+    }
+    if !args.allow_partial {
+        crate::say_err!(
+            "restorewatch: could not read {} from context {} ({}); nothing was analysed, since \
+             what is missing could hide or fake a finding. Run again, or pass --allow-partial \
+             to analyse the rest (findings resting on these kinds are then marked stale and do \
+             not count toward --fail-on)",
+            names.join(", "),
+            listed.context,
+            listed.endpoint.server
+        );
+        return Err(exit::USAGE);
+    }
+    crate::say_err!(
+        "restorewatch: warning: analysing without {}: findings resting on them are marked stale \
+         and do not count toward --fail-on",
+        names.join(", ")
+    );
+    Ok(listed.snapshot)
 }
 
 #[cfg(test)]

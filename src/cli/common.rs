@@ -2,6 +2,16 @@
 
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// Defaults that suit a slow cluster: a LIST of 20,000 objects over a VPN takes seconds, but a
+/// server that sends nothing at all for half a minute is not going to answer.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The `timeoutSeconds` of each watch: the server ends the stream then and it is reopened. A
+/// watch silent (no event, no bookmark, no end) for this plus `WATCH_MARGIN` counts as down.
+pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(60);
+pub const WATCH_MARGIN: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct ClusterArgs {
@@ -22,4 +32,86 @@ pub struct ClusterArgs {
     /// All namespaces (the default)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
+    /// How long to wait for the server to send anything in answer to a request (not a watch)
+    /// before giving up, e.g. 30s, 2m; 0 waits forever [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_REQUEST_TIMEOUT")]
+    pub request_timeout: Option<Duration>,
+    /// How long to wait for a TCP connection to the server [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_CONNECT_TIMEOUT")]
+    pub connect_timeout: Option<Duration>,
+    /// How long each watch runs before the server ends it and it is reopened; a watch that sends
+    /// nothing for this long plus 15s counts as down and is rebuilt [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_WATCH_TIMEOUT")]
+    pub watch_timeout: Option<Duration>,
+}
+
+impl ClusterArgs {
+    /// `None`: no read timeout (`--request-timeout 0`).
+    pub fn request_timeout(&self) -> Option<Duration> {
+        match self.request_timeout {
+            Some(d) if d.is_zero() => None,
+            Some(d) => Some(d),
+            None => Some(DEFAULT_REQUEST_TIMEOUT),
+        }
+    }
+    pub fn connect_timeout(&self) -> Option<Duration> {
+        match self.connect_timeout {
+            Some(d) if d.is_zero() => None,
+            Some(d) => Some(d),
+            None => Some(DEFAULT_CONNECT_TIMEOUT),
+        }
+    }
+    pub fn watch_timeout(&self) -> Duration {
+        match self.watch_timeout {
+            Some(d) if !d.is_zero() => d,
+            _ => DEFAULT_WATCH_TIMEOUT,
+        }
+    }
+}
+
+/// kubectl's `--request-timeout` forms: `30s`, `2m`, `1h`, `500ms`, or a bare number of
+/// seconds; `0` means no timeout.
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let err = || format!("not a duration: {s:?} (e.g. 30s, 2m, 500ms, 0 for none)");
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(Duration::from_secs(n));
+    }
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => return Err(err()),
+    };
+    let n: u64 = num.parse().map_err(|_| err())?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.checked_mul(60).ok_or_else(err)?),
+        "h" => Duration::from_secs(n.checked_mul(3600).ok_or_else(err)?),
+        _ => return Err(err()),
+    };
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_like_kubectl() {
+        assert_eq!(parse_timeout("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_timeout("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_timeout("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_timeout("5"), Ok(Duration::from_secs(5)));
+        assert!(parse_timeout("5x").is_err());
+        assert!(parse_timeout("").is_err());
+        let none = ClusterArgs {
+            request_timeout: Some(Duration::ZERO),
+            ..ClusterArgs::default()
+        };
+        assert_eq!(none.request_timeout(), None);
+        assert_eq!(
+            ClusterArgs::default().request_timeout(),
+            Some(DEFAULT_REQUEST_TIMEOUT)
+        );
+    }
 }

@@ -29,6 +29,9 @@ pub struct TuiArgs {
     /// the dump was taken
     #[arg(long, value_name = "RFC3339", requires = "snapshots", value_parser = super::check::parse_time)]
     pub now: Option<jiff::Timestamp>,
+    /// With --snapshot: refuse a file (or stdin) larger than this, e.g. 4GiB [default: 1GiB]
+    #[arg(long, value_name = "SIZE", requires = "snapshots", value_parser = crate::cluster::input::parse_size)]
+    pub max_input: Option<u64>,
 }
 
 /// Everything about a session that does not depend on where the data comes from.
@@ -52,6 +55,7 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         notice: None,
         tz: jiff::tz::TimeZone::system(),
         clock_offset: jiff::SignedDuration::ZERO,
+        connecting_to: None,
         context: None,
         contexts: Vec::new(),
     })
@@ -72,7 +76,11 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
     if args.snapshots.is_empty() {
         return run_live(&args, opts, settings).await;
     }
-    let (snapshot, problems) = crate::cluster::static_source::load_files(&args.snapshots)?;
+    let (snapshot, problems) = crate::cluster::static_source::load_files_limited(
+        &args.snapshots,
+        args.max_input
+            .unwrap_or(crate::cluster::input::DEFAULT_MAX_INPUT),
+    )?;
     for p in &problems {
         tracing::warn!("{p}");
     }
@@ -118,11 +126,13 @@ async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> an
         },
         settings,
         readonly: opts.readonly,
+        timeouts: crate::cluster::client::Timeouts::from_args(&args.cluster),
     };
     let session = connector.connect(args.cluster.context.as_deref()).await?;
     // A kubeconfig that reads once reads again; if not, `:ctx` only offers no completion.
     opts.contexts = connector.contexts().unwrap_or_default();
     opts.context = Some(session.context.clone());
+    opts.connecting_to = Some(format!("{} (context {})", session.server, session.context));
     opts.actions = session.backend.clone();
     crate::ui::run::run_tui_live(session, connector, opts).await?;
     Ok(super::exit::OK)

@@ -1,23 +1,99 @@
-//! Connecting to a cluster the way kubectl does: `--kubeconfig`, `$KUBECONFIG`, `--context`.
+//! Connecting to a cluster the way kubectl does: `--kubeconfig`, `$KUBECONFIG`, `--context`,
+//! with timeouts on every request so that a frozen API server never hangs a command.
 
-use crate::cli::common::ClusterArgs;
+use super::errors::{CaSource, Endpoint};
+use crate::cli::common::{ClusterArgs, DEFAULT_REQUEST_TIMEOUT, WATCH_MARGIN};
 use crate::model::KindInfo;
 use anyhow::Context as _;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
+use std::time::Duration;
+
+/// How long to wait for what, on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Longest silence while waiting for the answer to an ordinary request; `None`: forever.
+    pub request: Option<Duration>,
+    pub connect: Option<Duration>,
+    /// The `timeoutSeconds` of each watch.
+    pub watch: Duration,
+    /// Added to `watch`: the longest silence a watch may keep before it counts as down.
+    pub watch_margin: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts::from_args(&ClusterArgs::default())
+    }
+}
+
+impl Timeouts {
+    pub fn from_args(args: &ClusterArgs) -> Timeouts {
+        Timeouts {
+            request: args.request_timeout(),
+            connect: args.connect_timeout(),
+            watch: args.watch_timeout(),
+            watch_margin: WATCH_MARGIN,
+        }
+    }
+
+    /// A watch that sent nothing (no event, no bookmark, no end of stream) for this long is
+    /// dead: the server would have ended it at `watch` seconds.
+    pub fn watch_idle(&self) -> Duration {
+        self.watch + self.watch_margin
+    }
+}
+
+/// A client for ordinary requests: connect and read timeouts, and no hidden retries (the
+/// callers retry what is safe to retry, within a bounded time, and say so).
+pub fn request_client(mut config: kube::Config, t: &Timeouts) -> Result<Client, kube::Error> {
+    config.connect_timeout = t.connect;
+    config.read_timeout = t.request;
+    // Count the read timeout from when the request is sent, not from when its pooled
+    // connection went idle.
+    config.reset_reader_on_write = true;
+    config.default_retry = false;
+    Client::try_from(config)
+}
+
+/// A client for watches: its read timeout is the watch's idle limit, so that a stream on which
+/// the server went silent ends with an error (the kind shows down and the watch is rebuilt)
+/// instead of looking healthy for minutes. The initial LIST waits at least the request timeout.
+pub fn watch_client(mut config: kube::Config, t: &Timeouts) -> Result<Client, kube::Error> {
+    config.connect_timeout = t.connect;
+    config.read_timeout = Some(
+        t.watch_idle()
+            .max(t.request.unwrap_or(DEFAULT_REQUEST_TIMEOUT)),
+    );
+    config.reset_reader_on_write = true;
+    config.default_retry = false;
+    Client::try_from(config)
+}
 
 /// A client plus the names the header shows.
 pub struct Connection {
+    /// For lists, reads and writes.
     pub client: Client,
+    /// For the dashboard's watches (see `watch_client`).
+    pub watch_client: Client,
     pub context: String,
     pub cluster_url: String,
     /// The kubeconfig user, for the audit log.
     pub user: String,
+    /// What error messages say about the server.
+    pub endpoint: Endpoint,
+    pub timeouts: Timeouts,
 }
 
 pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
-    if let Some(conn) = in_cluster(args)? {
+    connect_with(args, Timeouts::from_args(args)).await
+}
+
+/// `connect`, with the timeouts given apart from `args` (the dashboard keeps them across
+/// `:ctx` switches).
+pub async fn connect_with(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Connection> {
+    if let Some(conn) = in_cluster(args, timeouts)? {
         return Ok(conn);
     }
     let kubeconfig = match &args.kubeconfig {
@@ -33,12 +109,17 @@ pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
         .ok_or_else(|| {
             anyhow::anyhow!("the kubeconfig has no current context; pass --context NAME")
         })?;
-    let user = kubeconfig
+    let named = kubeconfig
         .contexts
         .iter()
         .find(|c| c.name == context)
-        .and_then(|c| c.context.as_ref())
-        .and_then(|c| c.user.clone())
+        .and_then(|c| c.context.as_ref());
+    let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
+    let ca = named
+        .map(|c| c.cluster.clone())
+        .and_then(|name| kubeconfig.clusters.iter().find(|c| c.name == name))
+        .and_then(|c| c.cluster.as_ref())
+        .map(ca_source)
         .unwrap_or_default();
     let opts = KubeConfigOptions {
         context: Some(context.clone()),
@@ -48,13 +129,35 @@ pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
         .await
         .with_context(|| format!("cannot use context {context}"))?;
     let cluster_url = config.cluster_url.to_string();
-    let client = Client::try_from(config).context("cannot build a Kubernetes client")?;
+    let client = request_client(config.clone(), &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let watch_client = watch_client(config, &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
     Ok(Connection {
         client,
+        watch_client,
         context,
+        endpoint: Endpoint {
+            server: cluster_url.trim_end_matches('/').to_string(),
+            ca,
+            request_timeout: timeouts.request,
+        },
         cluster_url,
         user,
+        timeouts,
     })
+}
+
+fn ca_source(c: &kube::config::Cluster) -> CaSource {
+    if c.insecure_skip_tls_verify == Some(true) {
+        CaSource::Insecure
+    } else if c.certificate_authority_data.is_some() {
+        CaSource::KubeconfigData
+    } else if let Some(f) = &c.certificate_authority {
+        CaSource::File(f.clone())
+    } else {
+        CaSource::SystemRoots
+    }
 }
 
 pub fn api_resource(info: &KindInfo) -> ApiResource {
@@ -77,7 +180,7 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 
 /// Inside a pod with no kubeconfig given or found, use the pod's service account, as kubectl
 /// and client-go do. `None` when a kubeconfig applies or this is not a pod.
-fn in_cluster(args: &ClusterArgs) -> anyhow::Result<Option<Connection>> {
+fn in_cluster(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Option<Connection>> {
     let kubeconfig_given =
         args.kubeconfig.is_some() || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
     let default_exists = std::env::var_os("HOME")
@@ -97,11 +200,21 @@ fn in_cluster(args: &ClusterArgs) -> anyhow::Result<Option<Connection>> {
     let config = kube::Config::incluster()
         .context("cannot use the pod's service account (in-cluster configuration)")?;
     let cluster_url = config.cluster_url.to_string();
-    let client = Client::try_from(config).context("cannot build a Kubernetes client")?;
+    let client = request_client(config.clone(), &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let watch_client = watch_client(config, &timeouts)
+        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
     Ok(Some(Connection {
         client,
+        watch_client,
         context: "in-cluster".to_string(),
+        endpoint: Endpoint {
+            server: cluster_url.trim_end_matches('/').to_string(),
+            ca: CaSource::File("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt".into()),
+            request_timeout: timeouts.request,
+        },
         cluster_url,
         user: "serviceaccount".to_string(),
+        timeouts,
     }))
 }

@@ -8,7 +8,8 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadProblem {
     pub origin: String,
-    /// 1-based document number in the file (YAML documents or JSON values).
+    /// 1-based document number in the file (YAML documents or JSON values); 0 for a position
+    /// in the file as a whole.
     pub document: usize,
     /// 1-based line where the document starts, when known.
     pub line: Option<usize>,
@@ -17,9 +18,14 @@ pub struct LoadProblem {
 
 impl std::fmt::Display for LoadProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: document {}", self.origin, self.document)?;
-        if let Some(line) = self.line {
-            write!(f, " (line {line})")?;
+        // Document 0: a position in the file as a whole (invalid UTF-8 in JSON).
+        if self.document == 0 {
+            write!(f, "{}", self.origin)?;
+        } else {
+            write!(f, "{}: document {}", self.origin, self.document)?;
+            if let Some(line) = self.line {
+                write!(f, " (line {line})")?;
+            }
         }
         write!(f, ": {}", self.message)
     }
@@ -35,121 +41,70 @@ pub struct Loaded {
 
 /// Parses one file's text. `origin` names it in problems.
 pub fn load_text(text: &str, origin: &str) -> Loaded {
+    load_bytes(text.as_bytes(), origin)
+}
+
+/// Parses one file's bytes: JSON as a stream of values whose List `items` are read one at a
+/// time, YAML document by document (and a large List item by item). Invalid UTF-8 is reported
+/// with its position, and only what holds it is skipped.
+pub fn load_bytes(bytes: &[u8], origin: &str) -> Loaded {
     let mut out = Loaded::default();
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        load_json(text, origin, &mut out);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'{' | b'[')) {
+        load_json_bytes(bytes, origin, &mut out);
     } else {
-        load_yaml(text, origin, &mut out);
+        super::yaml_stream::load_yaml(bytes, origin, &mut out);
     }
     out
 }
 
-fn load_json(text: &str, origin: &str, out: &mut Loaded) {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let mut doc = 0;
-    loop {
-        let offset = stream.byte_offset();
-        match stream.next() {
-            None => break,
-            Some(Ok(v)) => {
-                doc += 1;
-                accept(v, origin, doc, Some(line_of(text, offset)), out);
-            }
-            Some(Err(e)) => {
-                doc += 1;
-                out.problems.push(LoadProblem {
-                    origin: origin.into(),
-                    document: doc,
-                    line: Some(e.line()),
-                    message: format!("invalid JSON: {e}"),
-                });
-                // A JSON stream cannot be resynchronised reliably after a syntax error.
-                break;
-            }
-        }
-    }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    let upto = text.get(..offset).unwrap_or(text);
-    let skipped_ws = text.get(offset..).map_or(0, |rest| {
-        rest.chars()
-            .take_while(|c| c.is_whitespace())
-            .filter(|c| *c == '\n')
-            .count()
-    });
-    upto.matches('\n').count() + 1 + skipped_ws
-}
-
-/// Splits multi-document YAML on `---` lines ourselves, so that one malformed document is
-/// reported and the parser resumes at the next one.
-fn split_yaml(text: &str) -> Vec<(usize, String)> {
-    let mut docs = Vec::new();
-    let mut cur = String::new();
-    let mut start_line = 1;
-    for (i, line) in text.lines().enumerate() {
-        let is_sep = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
-        if is_sep {
-            docs.push((start_line, std::mem::take(&mut cur)));
-            start_line = i + 2;
-            // `--- {inline}` starts a document on the separator line itself.
-            if let Some(rest) = line.strip_prefix("---") {
-                let rest = rest.trim();
-                if !rest.is_empty() && !rest.starts_with('#') {
-                    cur.push_str(rest);
-                    cur.push('\n');
-                    start_line = i + 1;
+fn load_json_bytes(bytes: &[u8], origin: &str, out: &mut Loaded) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => super::json_stream::load_json(text, origin, out),
+        Err(_) => {
+            // Say where each bad sequence is; parse the rest with them replaced, and skip the
+            // objects that held one, since a replaced byte could be in a name.
+            let mut offset = 0;
+            let mut text = String::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                offset += chunk.valid().len();
+                if !chunk.invalid().is_empty() {
+                    let (line, col) = super::input::line_col(bytes, offset);
+                    out.problems.push(LoadProblem {
+                        origin: origin.into(),
+                        document: 0,
+                        line: Some(line),
+                        message: format!(
+                            "invalid UTF-8 at line {line}, column {col} (byte {offset}); the object holding it is skipped"
+                        ),
+                    });
+                    text.push(char::REPLACEMENT_CHARACTER);
+                    offset += chunk.invalid().len();
                 }
             }
-        } else if line == "..." {
-            docs.push((start_line, std::mem::take(&mut cur)));
-            start_line = i + 2;
-        } else {
-            cur.push_str(line);
-            cur.push('\n');
-        }
-    }
-    docs.push((start_line, cur));
-    docs.retain(|(_, d)| {
-        d.lines()
-            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-    });
-    docs
-}
-
-/// The parser's safety budget, scaled to the document: `kubectl get -A -o yaml` on a large
-/// cluster is one document of millions of nodes, far over the default of 250,000. A document
-/// cannot hold more nodes or events than it has bytes; the alias and anchor limits, which are
-/// what guard against YAML bombs, stay as they are.
-fn yaml_options(len: usize) -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = budget.max_nodes.max(len);
-    budget.max_events = budget.max_events.max(len.saturating_mul(2));
-    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(len);
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    options
-}
-
-fn load_yaml(text: &str, origin: &str, out: &mut Loaded) {
-    for (i, (line, doc)) in split_yaml(text).into_iter().enumerate() {
-        match serde_saphyr::from_str_with_options::<Value>(&doc, yaml_options(doc.len())) {
-            Ok(v) => accept(v, origin, i + 1, Some(line), out),
-            Err(e) => {
-                let first = e.to_string().lines().next().unwrap_or("").to_string();
-                out.problems.push(LoadProblem {
-                    origin: origin.into(),
-                    document: i + 1,
-                    line: Some(line),
-                    message: format!("invalid YAML: {first}"),
-                });
-            }
+            let mut parsed = Loaded::default();
+            super::json_stream::load_json(&text, origin, &mut parsed);
+            out.problems.append(&mut parsed.problems);
+            out.ignored += parsed.ignored;
+            out.objects.extend(
+                parsed
+                    .objects
+                    .into_iter()
+                    .filter(|o| !o.raw().contains(char::REPLACEMENT_CHARACTER)),
+            );
         }
     }
 }
 
-fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mut Loaded) {
+/// One parsed YAML or JSON value: a List (or an array) is flattened into its items.
+pub(crate) fn accept_value(
+    v: Value,
+    origin: &str,
+    document: usize,
+    line: Option<usize>,
+    out: &mut Loaded,
+) {
     let problem = |message: String| LoadProblem {
         origin: origin.into(),
         document,
@@ -169,7 +124,10 @@ fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mu
             v.get("apiVersion").and_then(Value::as_str),
             v.get("kind").and_then(Value::as_str),
         ) {
-            (Some(a), Some(k)) if k != "List" => Some((a.to_string(), k.to_string())),
+            (Some(a), Some(k)) if k != "List" => k
+                .strip_suffix("List")
+                .filter(|k| !k.is_empty())
+                .map(|k| (a.to_string(), k.to_string())),
             _ => None,
         };
         let items = match v {
@@ -180,26 +138,9 @@ fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mu
             },
             _ => Vec::new(),
         };
-        // A typed list (`RestoreJobList` straight from the API) leaves apiVersion/kind off its
-        // items: they are the list's, minus `List`.
-        let list_kind = list_api
-            .as_ref()
-            .and_then(|(_, k)| k.strip_suffix("List"))
-            .filter(|k| !k.is_empty());
-        for (n, mut item) in items.into_iter().enumerate() {
-            if let (Some(obj), Some((api, _)), Some(kind)) =
-                (item.as_object_mut(), list_api.as_ref(), list_kind)
-            {
-                obj.entry("apiVersion")
-                    .or_insert_with(|| Value::String(api.clone()));
-                obj.entry("kind")
-                    .or_insert_with(|| Value::String(kind.to_string()));
-            }
-            match parse_object(item) {
-                Ok(o) => out.objects.push(o),
-                Err(ParseError::UnknownKind { .. }) => out.ignored += 1,
-                Err(e) => out.problems.push(problem(format!("item {}: {e}", n + 1))),
-            }
+        let list_api = list_api.as_ref().map(|(a, k)| (a.as_str(), k.as_str()));
+        for (n, item) in items.into_iter().enumerate() {
+            accept_item_at(item, list_api, origin, document, line, n + 1, out);
         }
         return;
     }
@@ -207,6 +148,46 @@ fn accept(v: Value, origin: &str, document: usize, line: Option<usize>, out: &mu
         Ok(o) => out.objects.push(o),
         Err(ParseError::UnknownKind { .. }) => out.ignored += 1,
         Err(e) => out.problems.push(problem(e.to_string())),
+    }
+}
+
+/// Item `n` (1-based) of a List. A typed list (`RestoreJobList` straight from the API) leaves
+/// apiVersion/kind off its items: `list_api` gives them (the list's, minus `List`).
+pub(crate) fn accept_item(
+    item: Value,
+    list_api: Option<(&str, &str)>,
+    origin: &str,
+    document: usize,
+    n: usize,
+    out: &mut Loaded,
+) {
+    accept_item_at(item, list_api, origin, document, None, n, out);
+}
+
+pub(crate) fn accept_item_at(
+    mut item: Value,
+    list_api: Option<(&str, &str)>,
+    origin: &str,
+    document: usize,
+    line: Option<usize>,
+    n: usize,
+    out: &mut Loaded,
+) {
+    if let (Some(obj), Some((api, kind))) = (item.as_object_mut(), list_api) {
+        obj.entry("apiVersion")
+            .or_insert_with(|| Value::String(api.to_string()));
+        obj.entry("kind")
+            .or_insert_with(|| Value::String(kind.to_string()));
+    }
+    match parse_object(item) {
+        Ok(o) => out.objects.push(o),
+        Err(ParseError::UnknownKind { .. }) => out.ignored += 1,
+        Err(e) => out.problems.push(LoadProblem {
+            origin: origin.into(),
+            document,
+            line,
+            message: format!("item {n}: {e}"),
+        }),
     }
 }
 

@@ -1,56 +1,92 @@
 //! One LIST of every watched kind, for `check` without `--snapshot`.
+//!
+//! Transient failures (5xx, 429, a reset connection) are retried with backoff, within a bounded
+//! time; a kind that still cannot be listed is reported as unreadable, never as "no objects":
+//! its health says it never listed, so the analysis concludes nothing from its absence.
 
-use super::client::{api_resource, connect, status_code};
+use super::client::{Connection, api_resource, connect};
+use super::errors::{Endpoint, Failure, classify, describe_at};
 use super::{KindHealth, Snapshot, SourceInfo, SyncState};
 use crate::cli::common::ClusterArgs;
-use crate::model::{KINDS, Kind, parse_object};
-use kube::api::{Api, DynamicObject, ListParams};
+use crate::model::{KINDS, Kind, KindInfo, parse_object};
+use kube::api::{Api, DynamicObject, ListParams, ObjectList};
+use std::time::Duration;
 
+/// How hard to try before calling a kind unreadable.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    /// Attempts per request, the first included.
+    pub attempts: u32,
+    pub first_delay: Duration,
+    pub max_delay: Duration,
+    /// The most a server's `Retry-After` is waited for; a longer one gives up at once.
+    pub max_retry_after: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            attempts: 6,
+            first_delay: Duration::from_millis(200),
+            max_delay: Duration::from_secs(5),
+            max_retry_after: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A kind that could not be listed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub kind: Kind,
+    pub error: String,
+    pub forbidden: bool,
+}
+
+impl Unreadable {
+    pub fn plural(&self) -> &'static str {
+        self.kind.info().plural
+    }
+}
+
+/// What one pass over every kind gave.
+pub struct Listed {
+    pub snapshot: Snapshot,
+    pub unreadable: Vec<Unreadable>,
+    pub endpoint: Endpoint,
+    pub context: String,
+}
+
+/// Every kind, listed once; kinds that failed are in the snapshot's health as never listed.
 pub async fn snapshot(args: &ClusterArgs) -> anyhow::Result<Snapshot> {
+    Ok(list_all(args, Retry::default()).await?.snapshot)
+}
+
+pub async fn list_all(args: &ClusterArgs, retry: Retry) -> anyhow::Result<Listed> {
     let conn = connect(args).await?;
+    list_with(&conn, args.namespace.as_deref(), retry).await
+}
+
+pub async fn list_with(
+    conn: &Connection,
+    namespace: Option<&str>,
+    retry: Retry,
+) -> anyhow::Result<Listed> {
     let mut snap = Snapshot {
         source: SourceInfo::Live {
             context: conn.context.clone(),
             cluster: conn.cluster_url.clone(),
         },
-        scope: args.namespace.clone(),
+        scope: namespace.map(str::to_string),
         ..Snapshot::default()
     };
-    let lists = KINDS.iter().map(|info| {
-        let client = conn.client.clone();
-        let ns = args.namespace.clone();
-        async move {
-            let ar = api_resource(info);
-            let api: Api<DynamicObject> = match (&ns, info.namespaced) {
-                (Some(ns), true) => Api::namespaced_with(client, ns, &ar),
-                _ => Api::all_with(client, &ar),
-            };
-            let mut params = ListParams::default().limit(500);
-            if info.kind == Kind::Event {
-                params = params.fields("involvedObject.kind=RestoreJob");
-            }
-            let mut items = Vec::new();
-            loop {
-                let page = api.list(&params).await;
-                match page {
-                    Ok(list) => {
-                        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
-                        items.extend(list.items);
-                        match next {
-                            Some(c) => params = params.continue_token(&c),
-                            None => break,
-                        }
-                    }
-                    Err(e) => return (info.kind, Err(e)),
-                }
-            }
-            (info.kind, Ok(items))
-        }
-    });
+    let lists = KINDS
+        .iter()
+        .map(|info| async move { (info.kind, list_kind(conn, info, namespace, retry).await) });
     let results = futures::future::join_all(lists).await;
-    let mut failures = Vec::new();
+    let mut unreadable = Vec::new();
+    let now = jiff::Timestamp::now();
     for (kind, result) in results {
-        let state = match result {
+        let (state, last_event) = match result {
             Ok(items) => {
                 for item in items {
                     let mut v = serde_json::to_value(item).unwrap_or_default();
@@ -63,47 +99,134 @@ pub async fn snapshot(args: &ClusterArgs) -> anyhow::Result<Snapshot> {
                         snap.objects.insert(obj);
                     }
                 }
-                SyncState::Synced
+                (SyncState::Synced, Some(now))
             }
-            Err(e) => match status_code(&e) {
-                Some(404) => SyncState::NotInstalled,
-                Some(403) => {
-                    failures.push(format!("no access to {}", kind.info().plural));
-                    SyncState::Forbidden {
-                        error: e.to_string(),
+            Err(e) => {
+                let error = describe_at(&e, Some(&conn.endpoint));
+                match classify(&e) {
+                    Failure::Api { code: 404 } => (SyncState::NotInstalled, None),
+                    Failure::Api { code: 403 } => {
+                        unreadable.push(Unreadable {
+                            kind,
+                            error: error.clone(),
+                            forbidden: true,
+                        });
+                        (SyncState::Forbidden { error }, None)
+                    }
+                    _ => {
+                        unreadable.push(Unreadable {
+                            kind,
+                            error: error.clone(),
+                            forbidden: false,
+                        });
+                        // No `last_event`: this kind never listed, its objects are unknown.
+                        (SyncState::Failed { since: now, error }, None)
                     }
                 }
-                _ => {
-                    failures.push(format!("{}: {e}", kind.info().plural));
-                    SyncState::Failed {
-                        since: jiff::Timestamp::now(),
-                        error: e.to_string(),
-                    }
-                }
-            },
+            }
         };
-        snap.health.insert(
-            kind,
-            KindHealth {
-                state,
-                last_event: None,
-            },
-        );
+        snap.health.insert(kind, KindHealth { state, last_event });
     }
-    if !failures.is_empty()
+    if !unreadable.is_empty()
         && snap
             .health
             .values()
             .all(|h| !matches!(h.state, SyncState::Synced))
     {
+        // Every kind failed alike (down, frozen, TLS): one line, not eighteen.
+        let mut errors: Vec<&str> = unreadable.iter().map(|u| u.error.as_str()).collect();
+        errors.sort();
+        errors.dedup();
         anyhow::bail!(
-            "cannot list anything from {}: {}",
+            "cannot list anything from context {} ({}): {}",
             conn.context,
-            failures.join("; ")
+            conn.endpoint.server,
+            errors.join("; ")
         );
     }
-    for f in failures {
-        crate::say_err!("restorewatch: warning: {f} (findings built on it are marked stale)");
+    Ok(Listed {
+        snapshot: snap,
+        unreadable,
+        endpoint: conn.endpoint.clone(),
+        context: conn.context.clone(),
+    })
+}
+
+async fn list_kind(
+    conn: &Connection,
+    info: &'static KindInfo,
+    namespace: Option<&str>,
+    retry: Retry,
+) -> Result<Vec<DynamicObject>, kube::Error> {
+    let ar = api_resource(info);
+    let api: Api<DynamicObject> = match (namespace, info.namespaced) {
+        (Some(ns), true) => Api::namespaced_with(conn.client.clone(), ns, &ar),
+        _ => Api::all_with(conn.client.clone(), &ar),
+    };
+    let mut params = ListParams::default().limit(500);
+    if info.kind == Kind::Event {
+        params = params.fields("involvedObject.kind=RestoreJob");
     }
-    Ok(snap)
+    let mut items = Vec::new();
+    loop {
+        let list = with_retry(retry, || api.list(&params)).await?;
+        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
+        items.extend(list.items);
+        match next {
+            Some(c) => params = params.continue_token(&c),
+            None => return Ok(items),
+        }
+    }
+}
+
+/// Whether a failure may pass if asked again: the server said so (429, 5xx) or the
+/// connection broke. Not a timeout: a frozen server would only multiply the wait.
+pub fn is_transient(e: &kube::Error) -> bool {
+    match classify(e) {
+        Failure::Api { code } => code == 429 || (500..=599).contains(&code),
+        Failure::Reset => true,
+        _ => false,
+    }
+}
+
+/// How long the server asked to wait (`retryAfterSeconds` of a 429 or 503 Status).
+fn retry_after(e: &kube::Error) -> Option<Duration> {
+    match e {
+        kube::Error::Api(s) => s
+            .details
+            .as_ref()
+            .map(|d| d.retry_after_seconds)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(u64::from(s))),
+        _ => None,
+    }
+}
+
+async fn with_retry<F, Fut>(
+    retry: Retry,
+    mut request: F,
+) -> Result<ObjectList<DynamicObject>, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<ObjectList<DynamicObject>, kube::Error>>,
+{
+    let mut delay = retry.first_delay;
+    let mut attempt = 1;
+    loop {
+        match request().await {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt < retry.attempts && is_transient(&e) => {
+                let wait = match retry_after(&e) {
+                    Some(w) if w > retry.max_retry_after => return Err(e),
+                    Some(w) => w,
+                    None => delay,
+                };
+                tracing::debug!(attempt, ?wait, error = %e, "list failed; retrying");
+                tokio::time::sleep(wait).await;
+                delay = (delay * 2).min(retry.max_delay);
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }

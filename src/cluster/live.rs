@@ -2,7 +2,8 @@
 //! kind's health, and publishes an analysed frame at most ~30 times a second. Nothing polls:
 //! without changes the only work is a re-analysis once a second, for clocks and deadlines.
 
-use super::client::{api_resource, status_code};
+use super::client::{Timeouts, api_resource, status_code};
+use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
 use super::feed::{Frame, FrameRx};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
 use crate::analysis::{Settings, analyze};
@@ -60,8 +61,22 @@ impl Drop for LiveSource {
     }
 }
 
+/// How the watches run: their timeouts, and the server error messages name.
+#[derive(Debug, Clone, Default)]
+pub struct WatchOptions {
+    pub timeouts: Timeouts,
+    pub endpoint: Option<Endpoint>,
+}
+
+/// Watches with the default timeouts. The client should come from `client::watch_client`,
+/// whose read timeout is what notices a server that went silent.
 pub fn start(client: kube::Client, opts: LiveOptions) -> LiveSource {
+    start_watching(client, opts, WatchOptions::default())
+}
+
+pub fn start_watching(client: kube::Client, opts: LiveOptions, watch: WatchOptions) -> LiveSource {
     let (tx, rx) = mpsc::channel::<Change>(4096);
+    let watch = Arc::new(watch);
     let mut tasks: Vec<JoinHandle<()>> = KINDS
         .iter()
         .map(|info| {
@@ -70,6 +85,7 @@ pub fn start(client: kube::Client, opts: LiveOptions) -> LiveSource {
                 info,
                 opts.namespace.clone(),
                 tx.clone(),
+                Arc::clone(&watch),
             ))
         })
         .collect();
@@ -120,13 +136,17 @@ async fn watch_kind(
     info: &'static KindInfo,
     namespace: Option<String>,
     tx: mpsc::Sender<Change>,
+    watch: Arc<WatchOptions>,
 ) {
     let ar = api_resource(info);
     let api: Api<DynamicObject> = match (&namespace, info.namespaced) {
         (Some(ns), true) => Api::namespaced_with(client, ns, &ar),
         _ => Api::all_with(client, &ar),
     };
-    let mut config = watcher::Config::default().page_size(500);
+    // The server ends each watch after this; the watch client's read timeout (this plus a
+    // margin) ends one that went silent.
+    let secs = u32::try_from(watch.timeouts.watch.as_secs().max(1)).unwrap_or(u32::MAX);
+    let mut config = watcher::Config::default().page_size(500).timeout(secs);
     if info.kind == Kind::Event {
         // Only the restore's own events are read; all events of a busy cluster are many.
         config = config.fields("involvedObject.kind=RestoreJob");
@@ -168,7 +188,7 @@ async fn watch_kind(
                         watcher::Error::WatchError(s) => Some(s.code),
                         watcher::Error::NoResourceVersion => None,
                     };
-                    failure = Some((code, e.to_string()));
+                    failure = Some((code, describe_watch_error(&e, &watch)));
                     break;
                 }
             };
@@ -195,6 +215,36 @@ async fn watch_kind(
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(BACKOFF_MAX).max(BACKOFF_MIN);
+    }
+}
+
+/// A watch failure in words: a silent stream says how long it was silent.
+fn describe_watch_error(e: &watcher::Error, watch: &WatchOptions) -> String {
+    let at = watch.endpoint.as_ref();
+    let server = at.map_or("the API server", |a| a.server.as_str());
+    match e {
+        watcher::Error::InitialListFailed(k) if classify(k) == Failure::TimedOut => format!(
+            "no answer to the list from {server} within {}",
+            fmt_duration(watch.timeouts.watch_idle())
+        ),
+        watcher::Error::WatchStartFailed(k) | watcher::Error::WatchFailed(k)
+            if classify(k) == Failure::TimedOut =>
+        {
+            format!(
+                "the watch on {server} sent nothing (no event, no bookmark) for {}: the server stopped answering",
+                fmt_duration(watch.timeouts.watch_idle())
+            )
+        }
+        watcher::Error::InitialListFailed(k) => format!("list: {}", describe_at(k, at)),
+        watcher::Error::WatchStartFailed(k) | watcher::Error::WatchFailed(k) => {
+            format!("watch: {}", describe_at(k, at))
+        }
+        watcher::Error::WatchError(s) => {
+            format!("watch: {}", super::errors::describe_status(s))
+        }
+        watcher::Error::NoResourceVersion => {
+            "the server's list carried no resourceVersion to watch from".into()
+        }
     }
 }
 

@@ -301,6 +301,8 @@ impl SyncState {
 pub struct KindHealth {
     pub state: SyncState,
     /// When the watch last delivered a change (live), for "time since the last change".
+    /// `Some` from the kind's first complete list on: a `Resyncing`/`Failed` kind with `None`
+    /// never listed, and its objects are unknown (see `Snapshot::absence_known`).
     pub last_event: Option<Timestamp>,
 }
 
@@ -442,5 +444,20 @@ impl std::ops::Deref for Snapshot {
     type Target = Objects;
     fn deref(&self) -> &Objects {
         &self.objects
+    }
+}
+
+impl Snapshot {
+    /// Whether having no object of `kind` (by a name) means there is none, as far as the
+    /// health records go: false for a kind that never listed (still syncing, forbidden, or
+    /// failing since before its first list), so that a failed list is never read as
+    /// "deleted". A kind without a health entry (a file, a test) is left to the caller.
+    pub fn absence_known(&self, kind: Kind) -> Option<bool> {
+        let h = self.health.get(&kind)?;
+        Some(match &h.state {
+            SyncState::Synced | SyncState::FromFile | SyncState::NotInstalled => true,
+            SyncState::Resyncing { .. } | SyncState::Failed { .. } => h.last_event.is_some(),
+            SyncState::Syncing | SyncState::Forbidden { .. } => false,
+        })
     }
 }

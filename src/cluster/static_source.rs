@@ -3,11 +3,9 @@
 //! deadlines) move on; a new frame is sent only when the report actually changed.
 
 use crate::analysis::{self, Report, Settings};
-use crate::cluster::files::{LoadProblem, load_text};
+use crate::cluster::files::{LoadProblem, load_bytes};
 use crate::cluster::{Frame, FrameRx, Snapshot, SourceInfo};
-use anyhow::Context;
 use jiff::Timestamp;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,21 +13,26 @@ use std::time::Duration;
 /// Reads every file (`-` is stdin) into one snapshot. Unreadable documents are returned as
 /// problems; an unreadable file is an error.
 pub fn load_files(paths: &[PathBuf]) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
+    load_files_limited(paths, crate::cluster::input::DEFAULT_MAX_INPUT)
+}
+
+/// `load_files`, refusing any file past `max_input` bytes.
+pub fn load_files_limited(
+    paths: &[PathBuf],
+    max_input: u64,
+) -> anyhow::Result<(Snapshot, Vec<LoadProblem>)> {
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     let mut names = Vec::new();
     for p in paths {
-        let origin = p.display().to_string();
-        let text = if origin == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("reading stdin")?;
-            s
+        let (bytes, origin) = crate::cluster::input::read_input(p, max_input)?;
+        let origin = if p.as_os_str() == "-" {
+            "-".to_string()
         } else {
-            std::fs::read_to_string(p).with_context(|| format!("reading {origin}"))?
+            origin
         };
-        let loaded = load_text(&text, &origin);
+        let loaded = load_bytes(&bytes, &origin);
+        drop(bytes);
         objects.extend(loaded.objects);
         problems.extend(loaded.problems);
         names.push(origin);

@@ -40,8 +40,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         settings.stall_after = d;
     }
     let source_name = format!("context {} ({})", conn.context, conn.cluster_url);
-    let source = live::start(
-        conn.client,
+    let watch = live::WatchOptions {
+        timeouts: conn.timeouts,
+        endpoint: Some(conn.endpoint.clone()),
+    };
+    // The watch client: its read timeout is the watches' idle limit, not the request timeout.
+    let source = live::start_watching(
+        conn.watch_client,
         live::LiveOptions {
             namespace: if args.cluster.all_namespaces {
                 None
@@ -52,6 +57,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
             cluster: conn.cluster_url,
             settings,
         },
+        watch,
     );
     let state = Arc::new(http::State {
         frames: source.frames.clone(),

@@ -4,7 +4,6 @@
 use serde_json::{Value, json};
 
 use crate::model::Kind;
-use crate::sim::apply;
 use crate::sim::clock::now_rfc3339;
 use crate::sim::managed::{self, Writer};
 use crate::sim::patch::{self, PatchKind};
@@ -105,7 +104,7 @@ pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
         .unwrap_or("")
 }
 
-fn meta_mut(obj: &mut Value) -> &mut serde_json::Map<String, Value> {
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut serde_json::Map<String, Value> {
     if !obj.get("metadata").is_some_and(Value::is_object) {
         obj["metadata"] = json!({});
     }
@@ -203,7 +202,7 @@ fn defaults_on_create(kind: Kind, obj: &mut Value) {
     }
 }
 
-fn check_body_type(kind: Kind, obj: &Value) -> Result<(), ApiError> {
+pub(crate) fn check_body_type(kind: Kind, obj: &Value) -> Result<(), ApiError> {
     let info = kind.info();
     if let Some(k) = obj.get("kind").and_then(Value::as_str)
         && !k.is_empty()
@@ -226,7 +225,7 @@ fn check_body_type(kind: Kind, obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn require_object(body: &Value) -> Result<(), ApiError> {
+pub(crate) fn require_object(body: &Value) -> Result<(), ApiError> {
     if body.is_object() {
         Ok(())
     } else {
@@ -415,73 +414,11 @@ impl Store {
         let key = key_for(kind, namespace, name);
         self.transact(|txn| write_in(txn, kind, &key, part, precondition_rv, body, Some(writer)))
     }
-
-    /// Server-side apply of `body` (YAML or JSON) by `writer` (see `sim::apply`); creates the
-    /// object when it does not exist.
-    #[allow(clippy::too_many_arguments)]
-    pub fn api_apply(
-        &self,
-        kind: Kind,
-        namespace: &str,
-        name: &str,
-        body: &[u8],
-        part: Part,
-        writer: &Writer,
-        force: bool,
-    ) -> Result<Value, ApiError> {
-        let text = std::str::from_utf8(body)
-            .map_err(|_| ApiError::bad_request("error decoding YAML: invalid UTF-8"))?;
-        let config: Value = serde_saphyr::from_str(text)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        require_object(&config)?;
-        for (field, what) in [("apiVersion", "apiVersion"), ("kind", "kind")] {
-            if config
-                .get(field)
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                return Err(ApiError::bad_request(format!(
-                    "invalid object type: {what} must be set"
-                )));
-            }
-        }
-        check_body_type(kind, &config)?;
-        let body_name = meta_str(&config, "name");
-        if !body_name.is_empty() && body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
-        if part == Part::Status {
-            return Err(ApiError::unsupported_media_type(
-                "server-side apply of the status subresource is not supported by restorewatch-sim",
-            ));
-        }
-        let info = kind.info();
-        let key = key_for(kind, namespace, name);
-        if self.transact(|t| t.get(kind, &key).is_none()) {
-            let mut obj = config;
-            meta_mut(&mut obj).insert("name".into(), json!(name));
-            return self.api_create(kind, namespace, obj, writer);
-        }
-        self.transact(|txn| {
-            let Some(current) = txn.get(kind, &key).cloned() else {
-                return Err(ApiError::not_found(info, name));
-            };
-            let precondition = meta_str(&config, "resourceVersion").to_string();
-            let mut next = apply::apply(&current, &config, writer, force, &now_rfc3339())?;
-            meta_mut(&mut next).insert(
-                "resourceVersion".into(),
-                json!(meta_str(&current, "resourceVersion")),
-            );
-            write_in(txn, kind, &key, part, &precondition, next, None)
-        })
-    }
 }
 
 /// A write over the stored object: optimistic concurrency, immutable metadata, the status
 /// split, generation, schema, managedFields (recorded as `writer`'s, or as given when `None`).
-fn write_in(
+pub(crate) fn write_in(
     txn: &mut Txn,
     kind: Kind,
     key: &ObjKey,

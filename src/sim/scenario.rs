@@ -46,10 +46,6 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/pg-malformed-options.yaml"),
     ),
     (
-        "pg-objectstore-owner-stale.yaml",
-        include_str!("../../scenarios/pg-objectstore-owner-stale.yaml"),
-    ),
-    (
         "pg-objectstore-missing.yaml",
         include_str!("../../scenarios/pg-objectstore-missing.yaml"),
     ),

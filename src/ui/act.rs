@@ -44,6 +44,18 @@ fn pvc_subject(ns: &str, name: &str) -> Subject {
     }
 }
 
+fn disk_subject(app: &App, r: &crate::analysis::RestoreView, disk: &str) -> Subject {
+    let Some(f) = &app.shown else {
+        return Subject::Nothing("no data yet".into());
+    };
+    let mut choices = offer::for_pvc(&r.id.namespace, disk);
+    choices.extend(offer::for_restore(&f.report, r));
+    Subject::Many {
+        about: format!("disk {}/{disk} of RestoreJob {}", r.id.namespace, r.id.name),
+        choices,
+    }
+}
+
 fn subject(app: &App) -> Subject {
     let sel = |k| app.list_selection(k).selected;
     match &app.screen {
@@ -73,6 +85,13 @@ fn subject(app: &App) -> Subject {
                 Pane::Disks => match select::chain_rows(r).get(i) {
                     Some(ChainRow::Orig(c)) if c.orig.is_some() => {
                         pvc_subject(&r.id.namespace, &c.orig_name)
+                    }
+                    // One disk: keep just it (a foreign -orig name on another disk does not
+                    // stop this one), then what applies to the whole restore.
+                    Some(ChainRow::Disk(c) | ChainRow::Orig(c))
+                        if r.driver == crate::analysis::Driver::Velero =>
+                    {
+                        disk_subject(app, r, &c.disk)
                     }
                     _ => restore_subject(app, r),
                 },
@@ -154,6 +173,16 @@ pub fn on_modal_key(app: &mut App, k: KeyEvent) {
                 app.status = None;
                 app.outbox.push(req);
             }
+            Effect::PlanDiscarding => {
+                let Some(frame) = app.shown.clone() else {
+                    return;
+                };
+                if let Some(Modal::Action(d)) = app.modal.as_mut() {
+                    let planned = offer::plan_with(&frame.snapshot, &frame.report, &d.choice, true);
+                    let req = dialog::after_discard(d, planned);
+                    app.outbox.extend(req);
+                }
+            }
             Effect::PlanWithPolicy(policy) => {
                 let Some(frame) = app.shown.clone() else {
                     return;
@@ -196,6 +225,10 @@ pub fn on_checked(app: &mut App, id: u64, result: Result<Vec<Denied>, String>) {
 }
 
 pub fn on_step(app: &mut App, id: u64, event: StepEvent) {
+    if let StepEvent::RecordFailed(msg) = &event {
+        // Said at once in the status line too, dialog or not.
+        app.set_status(msg.clone());
+    }
     if let Some(d) = dialog_with(app, id) {
         dialog::on_step(d, event);
     }
@@ -206,8 +239,13 @@ pub fn on_done(app: &mut App, id: u64, outcome: Outcome) {
     match dialog_with(app, id) {
         Some(d) => {
             let what = d.choice.action;
+            let problems = d.problems.join("; ");
             dialog::on_done(d, outcome);
-            app.set_status(format!("{what}: {line}"));
+            if problems.is_empty() {
+                app.set_status(format!("{what}: {line}"));
+            } else {
+                app.set_status(format!("{what}: {line}; {problems}"));
+            }
         }
         // The dialog is gone (it cannot be closed while running, but never lose a result).
         None => app.set_status(format!("action finished: {line}")),

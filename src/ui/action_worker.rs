@@ -79,6 +79,7 @@ async fn handle(b: ActionBackend, req: WorkerRequest, out: mpsc::UnboundedSender
                 audit: Some(audit::audit_path()),
                 events: true,
                 max_writes: None,
+                bind_wait: crate::actions::execute::BIND_WAIT,
             };
             let steps = out.clone();
             let outcome = ex

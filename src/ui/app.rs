@@ -35,6 +35,8 @@ pub struct UiOptions {
     pub tz: TimeZone,
     /// Added to the wall clock: a dump opened `--now` its time reads as it did then.
     pub clock_offset: jiff::SignedDuration,
+    /// The server a live session waits for, shown with the time waited until the first frame.
+    pub connecting_to: Option<String>,
     /// The kubeconfig context shown; `None` when the data is not a context's (demo, dumps),
     /// and then `:ctx` has nothing to switch.
     pub context: Option<String>,
@@ -52,6 +54,7 @@ impl Default for UiOptions {
             source_label: None,
             namespace: None,
             log_path: None,
+            connecting_to: None,
             notice: None,
             tz: TimeZone::UTC,
             clock_offset: jiff::SignedDuration::ZERO,
@@ -253,6 +256,8 @@ pub struct App {
     pub next_id: u64,
     /// The clock, advanced by ticks (fixed in tests).
     pub now: Timestamp,
+    /// When the session began, for "connecting to X… 12s".
+    pub opened_at: Timestamp,
     /// Terminal size, for page sizes and mouse hit-testing.
     pub size: (u16, u16),
     pub quit: bool,
@@ -292,6 +297,7 @@ impl App {
             switching: None,
             next_id: 1,
             now,
+            opened_at: now,
             size,
             quit: false,
             dirty: true,

@@ -22,12 +22,16 @@ pub struct Connector {
     pub namespace: Option<String>,
     pub settings: Settings,
     pub readonly: bool,
+    /// Request, connect and watch timeouts, the same for every context.
+    pub timeouts: client::Timeouts,
 }
 
 /// One context being watched. Dropping it stops its watches.
 pub struct Session {
     pub context: String,
     pub frames: FrameRx,
+    /// The API server's URL, for "connecting to …".
+    pub server: String,
     /// The action client for this context; `None` in a read-only session.
     pub backend: Option<ActionBackend>,
     _source: LiveSource,
@@ -41,24 +45,31 @@ impl Connector {
             context: context.map(str::to_string),
             namespace: self.namespace.clone(),
             all_namespaces: self.namespace.is_none(),
+            ..ClusterArgs::default()
         };
-        let conn = client::connect(&args).await?;
+        let conn = client::connect_with(&args, self.timeouts).await?;
         tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");
         let backend = (!self.readonly).then(|| ActionBackend {
             client: conn.client.clone(),
             user: conn.user.clone(),
             context: conn.context.clone(),
         });
-        let source = live::start(
-            conn.client,
+        // The watches get the client whose read timeout notices a silent stream.
+        let source = live::start_watching(
+            conn.watch_client,
             LiveOptions {
                 namespace: self.namespace.clone(),
                 context: conn.context.clone(),
                 cluster: conn.cluster_url,
                 settings: self.settings.clone(),
             },
+            live::WatchOptions {
+                timeouts: conn.timeouts,
+                endpoint: Some(conn.endpoint.clone()),
+            },
         );
         Ok(Session {
+            server: conn.endpoint.server,
             context: conn.context,
             frames: source.frames.clone(),
             backend,

@@ -33,12 +33,24 @@ pub enum Planned {
     NeedsPolicy {
         class_policy: Option<String>,
     },
+    /// reclaim-orig on what may be the only good copy of the disk: refused unless the operator
+    /// types the consent first (why it may be the only copy).
+    OnlyCopy {
+        reason: String,
+    },
 }
+
+/// What the operator types to discard what may be the only good copy (before, and apart from,
+/// the target's name).
+pub const DISCARD_PHRASE: &str = "discard the only copy";
 
 impl Planned {
     /// A short word for the menu.
     pub fn summary(&self) -> String {
         match self {
+            Planned::Plan(p) if p.ops.is_empty() && !p.waits.is_empty() => {
+                "nothing to write: waits for the PV controller's bind".into()
+            }
             Planned::Plan(p) if p.ops.is_empty() => "nothing to do".into(),
             Planned::Plan(p) => format!(
                 "{} write{}",
@@ -47,6 +59,7 @@ impl Planned {
             ),
             Planned::Refused(r) => format!("refused: {}", r.reason),
             Planned::NeedsPolicy { .. } => "asks for the reclaim policy".into(),
+            Planned::OnlyCopy { .. } => "may be the only copy: asks for a typed consent".into(),
         }
     }
 }
@@ -106,6 +119,13 @@ pub struct StepLine {
 #[derive(Debug, Clone)]
 pub enum Stage {
     Refused(Refusal),
+    /// The `-orig` PVC may hold the only good copy: the operator types `DISCARD_PHRASE` to go
+    /// on to the plan (which is then confirmed by name like any other).
+    ConfirmDiscard {
+        reason: String,
+        input: TextArea<'static>,
+        mismatch: bool,
+    },
     ChoosePolicy {
         class_policy: Option<String>,
         /// Delete is selected (else Retain).
@@ -121,6 +141,8 @@ pub enum Stage {
     Running {
         plan: Plan,
         steps: Vec<StepLine>,
+        /// The writes are done and the PV controller's bind is awaited: what, for how long.
+        waiting: Option<String>,
     },
     Finished {
         plan: Plan,
@@ -137,6 +159,12 @@ pub struct Dialog {
     pub stage: Stage,
     /// First line of the plan text shown (↑/↓ scroll it).
     pub scroll: u16,
+    /// The operator typed the consent to discard the only copy: every plan of this dialog is
+    /// made with it.
+    pub discard_only_copy: bool,
+    /// What could not be recorded (the audit log, the Event): said in the dialog and the
+    /// status line, never dropped.
+    pub problems: Vec<String>,
 }
 
 impl Dialog {
@@ -145,14 +173,16 @@ impl Dialog {
             Stage::Review { plan, .. }
             | Stage::Running { plan, .. }
             | Stage::Finished { plan, .. } => Some(plan),
-            Stage::Refused(_) | Stage::ChoosePolicy { .. } => None,
+            Stage::Refused(_) | Stage::ChoosePolicy { .. } | Stage::ConfirmDiscard { .. } => None,
         }
     }
 
     /// The text typed into the confirmation field.
     pub fn typed(&self) -> Option<String> {
         match &self.stage {
-            Stage::Review { input, .. } => Some(input.lines().join("")),
+            Stage::Review { input, .. } | Stage::ConfirmDiscard { input, .. } => {
+                Some(input.lines().join(""))
+            }
             _ => None,
         }
     }
@@ -166,6 +196,8 @@ pub enum Effect {
     Close(String),
     /// Plan again with this policy (reclaim-orig).
     PlanWithPolicy(String),
+    /// The consent to discard the only copy was typed: plan again with it.
+    PlanDiscarding,
     Send(WorkerRequest),
     /// Tell the operator something without closing.
     Say(String),
@@ -190,6 +222,14 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
             },
             None,
         ),
+        Planned::OnlyCopy { reason } => (
+            Stage::ConfirmDiscard {
+                reason,
+                input: confirm_field(),
+                mismatch: false,
+            },
+            None,
+        ),
         Planned::Plan(p) => review(id, *p),
     };
     (
@@ -198,9 +238,38 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
             choice,
             stage,
             scroll: 0,
+            discard_only_copy: false,
+            problems: Vec::new(),
         },
         req,
     )
+}
+
+/// After the consent to discard: what planning with it gave (a plan, a policy to choose, or
+/// a refusal for another reason).
+pub fn after_discard(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> {
+    d.discard_only_copy = true;
+    let (stage, req) = match planned {
+        Planned::Plan(p) => review(d.id, *p),
+        Planned::NeedsPolicy { class_policy } => (
+            Stage::ChoosePolicy {
+                delete: class_policy.as_deref() == Some("Delete"),
+                class_policy,
+            },
+            None,
+        ),
+        Planned::Refused(r) => (Stage::Refused(r), None),
+        Planned::OnlyCopy { reason } => (
+            Stage::Refused(Refusal {
+                reason,
+                reads: Vec::new(),
+            }),
+            None,
+        ),
+    };
+    d.stage = stage;
+    d.scroll = 0;
+    req
 }
 
 fn review(id: u64, plan: Plan) -> (Stage, Option<WorkerRequest>) {
@@ -232,7 +301,7 @@ pub fn replan_with_policy(
     snap: &Snapshot,
     policy: String,
 ) -> Option<WorkerRequest> {
-    match plan(snap, &request(&d.choice, Some(policy))) {
+    match plan(snap, &request(&d.choice, Some(policy), d.discard_only_copy)) {
         Ok(p) => {
             let (stage, req) = review(d.id, p);
             d.stage = stage;
@@ -319,6 +388,38 @@ pub fn dialog_key(d: &mut Dialog, k: &KeyEvent) -> Effect {
             scroll(d, k);
             Effect::None
         }
+        Stage::ConfirmDiscard {
+            input, mismatch, ..
+        } => {
+            if esc {
+                return Effect::Close("cancelled: nothing was written".into());
+            }
+            if enter {
+                if input.lines().join("") == DISCARD_PHRASE {
+                    return Effect::PlanDiscarding;
+                }
+                *mismatch = true;
+                return Effect::Say(format!(
+                    "type \"{DISCARD_PHRASE}\" exactly to go on (esc keeps the copy)"
+                ));
+            }
+            if scroll(d, k) {
+                return Effect::None;
+            }
+            if let Stage::ConfirmDiscard {
+                input, mismatch, ..
+            } = &mut d.stage
+            {
+                input.input(*k);
+                if input.lines().len() > 1 {
+                    let joined = input.lines().join("");
+                    *input = confirm_field();
+                    input.insert_str(joined);
+                }
+                *mismatch = false;
+            }
+            Effect::None
+        }
         Stage::ChoosePolicy { delete, .. } => match k.code {
             KeyCode::Esc => Effect::Close("cancelled: nothing was written".into()),
             KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Char('j' | 'k') => {
@@ -385,9 +486,11 @@ fn confirm(d: &mut Dialog) -> Effect {
     else {
         return Effect::None;
     };
-    if plan.ops.is_empty() {
+    if plan.ops.is_empty() && plan.waits.is_empty() {
         return Effect::Close(format!("{}: nothing to do", plan.request.action));
     }
+    // Nothing to write, only the PV controller's bind to wait for: no name to type.
+    let waits_only = plan.ops.is_empty();
     match perms {
         Perms::Denied(_) => return Effect::Say("forbidden: this action cannot run".into()),
         Perms::Checking => {
@@ -396,7 +499,7 @@ fn confirm(d: &mut Dialog) -> Effect {
         Perms::Allowed | Perms::Unknown(_) => {}
     }
     let typed = input.lines().join("");
-    if typed != plan.confirm_name() {
+    if !waits_only && typed != plan.confirm_name() {
         *mismatch = true;
         return Effect::Say(format!(
             "type {} exactly to confirm (esc cancels)",
@@ -416,6 +519,7 @@ fn confirm(d: &mut Dialog) -> Effect {
     d.stage = Stage::Running {
         plan: plan.clone(),
         steps,
+        waiting: None,
     };
     d.scroll = 0;
     Effect::Send(WorkerRequest::Execute {
@@ -439,10 +543,22 @@ pub fn on_checked(d: &mut Dialog, result: Result<Vec<Denied>, String>) {
 }
 
 pub fn on_step(d: &mut Dialog, event: StepEvent) {
-    let Stage::Running { steps, .. } = &mut d.stage else {
+    if let StepEvent::RecordFailed(msg) = &event {
+        // Whatever the stage: a record that could not be made is always said.
+        d.problems.push(msg.clone());
+        return;
+    }
+    let Stage::Running { steps, waiting, .. } = &mut d.stage else {
         return;
     };
     let (op, state, note) = match event {
+        StepEvent::Waiting { pvc, waited_secs } => {
+            *waiting = Some(format!(
+                "waiting for the PV controller to bind {pvc} ({waited_secs} s; it binds on its resync, up to ~15 s)"
+            ));
+            return;
+        }
+        StepEvent::RecordFailed(_) => return,
         StepEvent::Start(op) => (op, StepState::Running, None),
         StepEvent::Done(op) => (op, StepState::Done, None),
         StepEvent::Conflict(op, msg) => (op, StepState::Conflict, Some(msg)),
@@ -464,11 +580,11 @@ pub fn on_step(d: &mut Dialog, event: StepEvent) {
 }
 
 pub fn on_done(d: &mut Dialog, outcome: Outcome) {
-    let Stage::Running { plan, steps } = &mut d.stage else {
+    let Stage::Running { plan, steps, .. } = &mut d.stage else {
         return;
     };
     let mut steps = std::mem::take(steps);
-    if matches!(outcome, Outcome::Completed { .. }) {
+    if matches!(outcome, Outcome::Completed { .. } | Outcome::Unbound { .. }) {
         for s in &mut steps {
             if s.state != StepState::Done {
                 s.state = StepState::NotNeeded;
@@ -494,5 +610,14 @@ pub fn outcome_line(o: &Outcome) -> String {
         Outcome::Stopped { writes, reason } => {
             format!("stopped after {}: {reason}", w(*writes))
         }
+        Outcome::Unbound {
+            writes,
+            pending,
+            waited_secs,
+        } => format!(
+            "completed: {}, but the PV controller had not bound {} after {waited_secs} s: check it (a re-run writes nothing and waits again)",
+            w(*writes),
+            pending.join(", ")
+        ),
     }
 }

@@ -138,21 +138,36 @@ fn class_policy(report: &Report, t: &Target) -> Option<String> {
         .and_then(|o| o.class_policy.clone())
 }
 
-pub fn request(choice: &Choice, policy: Option<String>) -> ActionRequest {
+pub fn request(choice: &Choice, policy: Option<String>, discard_only_copy: bool) -> ActionRequest {
     ActionRequest {
         action: choice.action,
         target: choice.target.clone(),
         policy,
+        discard_only_copy,
     }
 }
 
 /// Plans a choice. reclaim-orig that only a policy choice would make plannable asks for it,
-/// with the StorageClass's policy as the likely one.
+/// with the StorageClass's policy as the likely one; one that only the operator's consent to
+/// discard the only copy would make plannable asks for that consent first.
 pub fn plan_choice(snap: &Snapshot, report: &Report, choice: &Choice) -> Planned {
-    match plan(snap, &request(choice, None)) {
+    match plan_with(snap, report, choice, false) {
+        Planned::Refused(r) if choice.action == ActionKind::ReclaimOrig => {
+            match plan_with(snap, report, choice, true) {
+                Planned::Refused(_) => Planned::Refused(r),
+                _ => Planned::OnlyCopy { reason: r.reason },
+            }
+        }
+        other => other,
+    }
+}
+
+/// Plans a choice with or without the consent to discard the only copy.
+pub fn plan_with(snap: &Snapshot, report: &Report, choice: &Choice, discard: bool) -> Planned {
+    match plan(snap, &request(choice, None, discard)) {
         Ok(p) => Planned::Plan(Box::new(p)),
         Err(r) => {
-            let with_policy = plan(snap, &request(choice, Some("Retain".into())));
+            let with_policy = plan(snap, &request(choice, Some("Retain".into()), discard));
             if choice.action == ActionKind::ReclaimOrig && with_policy.is_ok() {
                 Planned::NeedsPolicy {
                     class_policy: class_policy(report, &choice.target),
@@ -175,8 +190,8 @@ pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice
     // What can run comes first, then what has nothing to do, then what is refused and why;
     // within each, the order of the findings (worst first) is kept.
     let rank = |p: &Planned| match p {
-        Planned::Plan(p) if !p.ops.is_empty() => 0,
-        Planned::NeedsPolicy { .. } => 0,
+        Planned::Plan(p) if !p.is_settled() => 0,
+        Planned::NeedsPolicy { .. } | Planned::OnlyCopy { .. } => 0,
         Planned::Plan(_) => 1,
         Planned::Refused(_) => 2,
     };

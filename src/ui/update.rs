@@ -161,6 +161,8 @@ fn on_context_switched(
             // restores list, empty until the new watches sync.
             app.shown = None;
             app.latest = None;
+            // "connecting to <server>" named the first context's server.
+            app.opts.connecting_to = None;
             app.frozen = false;
             app.screen = Screen::Restores;
             app.stack.clear();

@@ -61,3 +61,28 @@ pub fn app(fixture: (&str, &str), w: u16, h: u16) -> App {
     update(&mut a, Msg::Frame(Some(f)));
     a
 }
+
+/// A live session on these objects (as the watch would have them) at `now`.
+pub fn app_on(objs: Vec<serde_json::Value>, now: &str, w: u16, h: u16) -> App {
+    let mut snap = restorewatch::cluster::Snapshot::default();
+    for o in objs {
+        let obj = restorewatch::model::parse_object(o).expect("object parses");
+        snap.objects.insert(obj);
+    }
+    snap.source = SourceInfo::Live {
+        context: "prod-eu".into(),
+        cluster: "prod-eu".into(),
+    };
+    let now: Timestamp = now.parse().expect("time");
+    let report = analyze(&snap, &Settings::default(), now);
+    let f = Arc::new(Frame {
+        seq: 1,
+        snapshot: Arc::new(snap),
+        report: Arc::new(report),
+        analyzed_at: now,
+    });
+    let mut a = App::new(super::ui_data::options(), f.analyzed_at, (w, h));
+    a.actions = Actions::Live;
+    update(&mut a, Msg::Frame(Some(f)));
+    a
+}

@@ -282,6 +282,12 @@ pub fn error_code(error: &str) -> Option<&'static str> {
 
 /// Where the data comes from, for the header.
 pub fn source_label(app: &App) -> String {
+    if app.shown.is_none()
+        && let Some(server) = &app.opts.connecting_to
+    {
+        let waited = app.now.duration_since(app.opened_at).as_secs().max(0);
+        return format!("connecting to {server}… {waited}s");
+    }
     if let Some(l) = &app.opts.source_label {
         return l.clone();
     }

@@ -3,7 +3,9 @@
 //! the field where the target's name is typed, then the progress and the result.
 
 use super::super::app::{App, Modal};
-use super::super::dialog::{Dialog, Menu, Perms, Planned, Stage, StepLine, StepState};
+use super::super::dialog::{
+    DISCARD_PHRASE, Dialog, Menu, Perms, Planned, Stage, StepLine, StepState,
+};
 use super::super::theme::Theme;
 use crate::actions::execute::Outcome;
 use crate::actions::{self, Plan};
@@ -176,6 +178,38 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             let bottom = vec![hints(t, &[("esc", "close")])];
             layout_body(f, inner, body, bottom, d.scroll, None);
         }
+        Stage::ConfirmDiscard {
+            reason,
+            input,
+            mismatch,
+        } => {
+            let mut body = head;
+            body.push(Line::raw(""));
+            body.push(Line::from(vec![
+                Span::styled("⚠ the only copy: ", t.text_danger()),
+                Span::styled(crate::text::one_line(reason).into_owned(), t.text()),
+            ]));
+            body.push(Line::styled(
+                "Keeping it loses nothing. Discarding it may lose the disk's data for good.",
+                t.text(),
+            ));
+            let mut prompt = vec![
+                Span::styled("To discard it anyway, type ", t.text()),
+                Span::styled(DISCARD_PHRASE.to_string(), t.filter()),
+                Span::styled(" (then the plan is confirmed by name).", t.text()),
+            ];
+            if *mismatch {
+                prompt.push(Span::styled(
+                    "  does not match: nothing done",
+                    t.text_danger(),
+                ));
+            }
+            let bottom = vec![
+                Line::from(prompt),
+                hints(t, &[("enter", "go on"), ("esc", "keep the copy")]),
+            ];
+            layout_body(f, inner, body, bottom, d.scroll, Some((input, t)));
+        }
         Stage::ChoosePolicy {
             class_policy,
             delete,
@@ -206,10 +240,26 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
                     t.text_info(),
                 ));
             }
+            if plan.request.discard_only_copy {
+                body.push(Line::styled(
+                    "⚠ you chose to discard what may be the only good copy of the disk",
+                    t.text_danger(),
+                ));
+            }
             body.push(Line::raw(""));
             let mut bottom = Vec::new();
             let mut field = None;
-            if plan.ops.is_empty() {
+            if plan.ops.is_empty() && !plan.waits.is_empty() {
+                body.extend(plan_lines(t, plan));
+                bottom.push(Line::styled(
+                    "nothing to write: enter waits (a bounded time) for the PV controller's bind",
+                    t.text_info(),
+                ));
+                bottom.push(hints(
+                    t,
+                    &[("enter", "wait for the bind"), ("esc", "close")],
+                ));
+            } else if plan.ops.is_empty() {
                 body.extend(plan_lines(t, plan));
                 bottom.push(hints(t, &[("esc", "close")]));
             } else {
@@ -273,14 +323,29 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             }
             layout_body(f, inner, body, bottom, d.scroll, field.map(|i| (i, t)));
         }
-        Stage::Running { plan, steps } => {
+        Stage::Running {
+            plan,
+            steps,
+            waiting,
+        } => {
             let mut body = head;
             body.push(Line::raw(""));
             body.push(Line::styled(
-                format!("Running on {} (confirmed by name)", plan.request.target),
+                if plan.ops.is_empty() {
+                    format!("Waiting on {} (nothing to write)", plan.request.target)
+                } else {
+                    format!("Running on {} (confirmed by name)", plan.request.target)
+                },
                 t.title(false),
             ));
             body.extend(step_lines(t, steps));
+            if let Some(w) = waiting {
+                body.push(Line::styled(
+                    format!(" … {}", crate::text::one_line(w)),
+                    t.text_info(),
+                ));
+            }
+            body.extend(problem_lines(t, &d.problems));
             let bottom = vec![
                 Line::styled(
                     "running… a conflict re-reads and re-plans, never a blind retry",
@@ -304,6 +369,7 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             body.extend(step_lines(t, steps));
             body.push(Line::raw(""));
             body.extend(outcome_lines(t, plan, outcome));
+            body.extend(problem_lines(t, &d.problems));
             let bottom = vec![hints(t, &[("esc", "close"), ("↑↓", "scroll")])];
             layout_body(f, inner, body, bottom, d.scroll, None);
         }
@@ -497,6 +563,18 @@ fn step_style(t: &Theme, s: StepState) -> (&'static str, &'static str, Style) {
     }
 }
 
+fn problem_lines(t: &Theme, problems: &[String]) -> Vec<Line<'static>> {
+    problems
+        .iter()
+        .map(|p| {
+            Line::styled(
+                format!("✗ not recorded: {}", crate::text::one_line(p)),
+                t.text_danger(),
+            )
+        })
+        .collect()
+}
+
 fn step_lines(t: &Theme, steps: &[StepLine]) -> Vec<Line<'static>> {
     let mut v = Vec::new();
     for (i, s) in steps.iter().enumerate() {
@@ -521,6 +599,13 @@ fn outcome_lines(t: &Theme, plan: &Plan, o: &Outcome) -> Vec<Line<'static>> {
     match o {
         Outcome::Completed { .. } => vec![
             Line::styled(format!("✓ {line}"), t.text_ok()),
+            Line::from(vec![
+                Span::styled("Afterwards: ", t.title(false)),
+                Span::styled(plan.outcome.clone(), t.text()),
+            ]),
+        ],
+        Outcome::Unbound { .. } => vec![
+            Line::styled(format!("! {line}"), t.text_warning()),
             Line::from(vec![
                 Span::styled("Afterwards: ", t.title(false)),
                 Span::styled(plan.outcome.clone(), t.text()),
