@@ -67,6 +67,11 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
         stdout.trim()
     );
 
+    // The same table again from the JSON alone (how separate runs are put side by side).
+    let again = bench(&["--render-json", json.to_str().unwrap()]);
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), stdout.trim());
+
     let v = read_json(&json);
     let runs = v.as_array().expect("one result per run");
     let shapes: Vec<&str> = runs.iter().map(|r| r["shape"].as_str().unwrap()).collect();

@@ -79,6 +79,10 @@ pub struct BenchArgs {
     /// and exit: the input for timing `restorewatch check --snapshot FILE`
     #[arg(long, value_name = "FILE")]
     pub write_dump: Option<PathBuf>,
+    /// Measure nothing: print the table of results earlier runs wrote with --json (repeatable;
+    /// their columns side by side)
+    #[arg(long, value_name = "FILE")]
+    pub render_json: Vec<PathBuf>,
 }
 
 impl Default for BenchArgs {
@@ -96,6 +100,7 @@ impl Default for BenchArgs {
             out: None,
             json: None,
             write_dump: None,
+            render_json: Vec::new(),
         }
     }
 }
@@ -163,11 +168,23 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         println!("wrote {} objects to {}", n, path.display());
         return Ok(0);
     }
+    if !args.render_json.is_empty() {
+        let mut results: Vec<RunResult> = Vec::new();
+        for p in &args.render_json {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let runs: Vec<RunResult> = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a bench --json file", p.display()))?;
+            results.extend(runs);
+        }
+        println!("{}", table::render(&results));
+        return Ok(0);
+    }
     let results = match &args.kubeconfig {
         Some(path) => vec![external::run(&args, path).await?],
         None => orchestrate(&args).await?,
     };
-    let table = table::render(args.idle_secs, args.writes, &results);
+    let table = table::render(&results);
     println!("{table}");
     if let Some(p) = &args.out {
         std::fs::write(p, &table).with_context(|| format!("writing {}", p.display()))?;

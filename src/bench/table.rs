@@ -282,7 +282,7 @@ fn markdown(header: &str, results: &[RunResult], rows: &[Row]) -> String {
 }
 
 /// The figures' table, then the targets' table (same columns).
-pub fn render(idle_secs: u64, writes: usize, results: &[RunResult]) -> String {
+pub fn render(results: &[RunResult]) -> String {
     let mut s = markdown("shape / N", results, &figures(results));
     let mut targets: Vec<Row> = Vec::new();
     for (i, r) in results.iter().enumerate() {
@@ -307,10 +307,8 @@ pub fn render(idle_secs: u64, writes: usize, results: &[RunResult]) -> String {
     );
     s.push_str(&markdown("target", results, &targets));
     s.push_str(&format!(
-        "\n{} cores; idle window {} s; {} writes; restorewatch, the emulator and kubectl in separate processes.\n",
+        "\n{} cores; restorewatch, `serve`, the emulator and kubectl each in its own process.\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        idle_secs,
-        writes
     ));
     s
 }
