@@ -43,17 +43,11 @@ async fn loaded(sim: &SimHandle, objs: Vec<Value>) {
 
 #[tokio::test]
 async fn the_cli_shows_that_it_waits_for_the_bind_and_a_rerun_changes_nothing() {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    let mut objs = base_objects("Running");
-    objs.extend([
-        pv("Retain", ORIG, ORIG_UID, Some("Delete")),
-        orig_pvc(ORIG_UID, Some(RJ_UID), "Pending"),
-    ]);
-    loaded(&sim, objs).await;
+    // The emulator's PV binder binds the -orig PVC on its resync, 1.5 s after the rename.
+    let (sim, _client) = awaiting_bind(Duration::from_millis(1500)).await;
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).unwrap();
-    let _binder = spawn_binder(sim.client().unwrap(), Duration::from_millis(1500));
     let args = [
         "action",
         "resume-rename",
