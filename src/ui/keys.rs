@@ -25,6 +25,8 @@ pub enum Action {
     Yaml,
     Freeze,
     Actions,
+    /// Mark the `-orig` PVC under the cursor for a bulk reclaim (again unmarks).
+    Mark,
     /// Sort the table by a column; again reverses.
     Sort(SortCol),
     Quit,
@@ -50,6 +52,7 @@ impl Action {
             Action::Yaml => "yaml",
             Action::Freeze => "freeze",
             Action::Actions => "actions",
+            Action::Mark => "mark",
             Action::Sort(c) => c.name(),
             Action::Quit => "quit",
         }
@@ -244,6 +247,12 @@ const DEFAULTS: &[Default_] = &[
         Action::Actions,
         "repair actions: the plan, then confirm by name",
         &[S::Restores, S::Detail, S::Findings, S::Orig],
+    ),
+    (
+        &["space"],
+        Action::Mark,
+        "mark the -orig PVC (again unmarks); a reclaims every marked one",
+        &[S::Orig],
     ),
     (
         &["F"],
