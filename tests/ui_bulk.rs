@@ -130,7 +130,7 @@ fn space_is_in_the_help_from_the_keymap_and_hidden_when_read_only() {
     press(&mut a, KeyCode::Char('?'));
     let s = render(&a);
     assert!(
-        s.contains("space") && s.contains("mark the -orig PVC (again unmarks)"),
+        s.contains("space") && s.contains("mark/unmark the -orig PVC; a reclaims every marked one"),
         "{s}"
     );
     let mut a = app(120, 40);
@@ -140,7 +140,7 @@ fn space_is_in_the_help_from_the_keymap_and_hidden_when_read_only() {
     assert!(status(&a).contains("read-only"), "{}", status(&a));
     press(&mut a, KeyCode::Char('?'));
     let s = render(&a);
-    assert!(!s.contains("mark the -orig PVC"), "{s}");
+    assert!(!s.contains("mark/unmark the -orig PVC"), "{s}");
 }
 
 #[test]

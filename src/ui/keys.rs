@@ -251,7 +251,7 @@ const DEFAULTS: &[Default_] = &[
     (
         &["space"],
         Action::Mark,
-        "mark the -orig PVC (again unmarks); a reclaims every marked one",
+        "mark/unmark the -orig PVC; a reclaims every marked one",
         &[S::Orig],
     ),
     (
