@@ -383,7 +383,10 @@ fn apply(s: &mut Snapshot, change: Change) {
                 );
             }
         }
-        Change::Replace(kind, objs) => {
+        Change::Replace(kind, mut objs) => {
+            // A relist keeps (and extends) what each object's history already holds.
+            objs.iter_mut()
+                .for_each(|o| super::changes::track(&s.objects, o, now));
             let keys: Vec<ObjKey> = s.objects.keys(kind).into_iter().collect();
             // What a relist no longer holds was deleted while the watch was away.
             let listed: std::collections::BTreeSet<(&str, &str)> = objs
@@ -413,6 +416,7 @@ fn apply(s: &mut Snapshot, change: Change) {
             // carry no time for status writes.
             let m = obj.meta_mut();
             m.last_change = Some(m.last_change.map_or(now, |t| t.max(now)));
+            super::changes::track(&s.objects, &mut obj, now);
             s.objects.insert(obj);
             mark_live(s, kind, now);
         }

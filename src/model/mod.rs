@@ -1,6 +1,7 @@
 //! Typed, tolerant views of the kinds restorewatch watches.
 
 pub mod field;
+pub mod history;
 pub mod json;
 pub mod kind;
 pub mod meta;

@@ -27,6 +27,8 @@ pub enum Action {
     Actions,
     /// Mark the `-orig` PVC under the cursor for a bulk reclaim (again unmarks).
     Mark,
+    /// The restore's history pane: Events, field managers, changes seen.
+    History,
     /// Sort the table by a column; again reverses.
     Sort(SortCol),
     Quit,
@@ -53,6 +55,7 @@ impl Action {
             Action::Freeze => "freeze",
             Action::Actions => "actions",
             Action::Mark => "mark",
+            Action::History => "history",
             Action::Sort(c) => c.name(),
             Action::Quit => "quit",
         }
@@ -213,7 +216,7 @@ const DEFAULTS: &[Default_] = &[
     (
         &["tab"],
         Action::NextPane,
-        "next pane: steps, disks, events, findings",
+        "next pane: steps, disks, events, findings, history",
         &[S::Detail],
     ),
     (
@@ -221,6 +224,12 @@ const DEFAULTS: &[Default_] = &[
         Action::PrevPane,
         "previous pane",
         &[S::Detail],
+    ),
+    (
+        &["h"],
+        Action::History,
+        "history of the restore: events, who wrote each object, the changes seen",
+        &[S::Restores, S::Detail],
     ),
     (
         &["/"],
