@@ -15,7 +15,7 @@ use crossterm::event::KeyCode;
 use restorewatch::actions::execute::{Outcome, plan_fresh};
 use restorewatch::actions::{ActionRequest, Target};
 use restorewatch::analysis::ActionKind;
-use restorewatch::sim::{Sim, SimConfig, SimHandle};
+use restorewatch::sim::{Policy, Sim, SimConfig, SimHandle};
 use restorewatch::ui::action_worker::{self, ActionBackend, WorkerRequest};
 use restorewatch::ui::app::{App, Modal};
 use restorewatch::ui::bulk::{Bulk, Run, Stage};
@@ -25,7 +25,29 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 async fn sim() -> SimHandle {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+    sim_with(SimConfig::default()).await
+}
+
+/// With bearer tokens: `admin` may do everything, `viewer` only read.
+async fn sim_with_tokens() -> SimHandle {
+    let mut tokens = std::collections::HashMap::new();
+    tokens.insert(
+        "admin".to_string(),
+        Policy::builtin("admin").expect("admin"),
+    );
+    tokens.insert(
+        "viewer".to_string(),
+        Policy::builtin("readonly").expect("readonly"),
+    );
+    sim_with(SimConfig {
+        tokens,
+        ..SimConfig::default()
+    })
+    .await
+}
+
+async fn sim_with(config: SimConfig) -> SimHandle {
+    let sim = Sim::start(config).await.expect("emulator");
     for o in bulk_data::objects() {
         sim.store().load(o).expect("object loads");
     }
@@ -140,18 +162,33 @@ async fn alone(sim: &SimHandle, discard: bool) -> Vec<bool> {
     v
 }
 
-/// The same through the dashboard: `:orig`, Space on every row, `a`, the consent (or not),
-/// the typed confirmation, and the worker running each PVC in turn.
-async fn in_bulk(sim: &SimHandle, consent: bool) -> (Vec<bool>, App) {
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let worker = action_worker::spawn(
+fn worker(
+    sim: &SimHandle,
+    token: &str,
+) -> (
+    mpsc::UnboundedSender<WorkerRequest>,
+    mpsc::UnboundedReceiver<Msg>,
+) {
+    let (out, rx) = mpsc::unbounded_channel();
+    let tx = action_worker::spawn(
         ActionBackend {
-            client: sim.client().expect("client"),
-            user: "operator".into(),
+            client: match token {
+                "" => sim.client(),
+                t => sim.client_with_token(t),
+            }
+            .expect("client"),
+            user: if token.is_empty() { "operator" } else { token }.into(),
             context: "sim".into(),
         },
         out,
     );
+    (tx, rx)
+}
+
+/// The same through the dashboard: `:orig`, Space on every row, `a`, the consent (or not),
+/// the typed confirmation, and the worker running each PVC in turn.
+async fn in_bulk(sim: &SimHandle, consent: bool) -> (Vec<bool>, App) {
+    let (worker, mut rx) = worker(sim, "");
     let mut a = common::action_data::app_on(bulk_data::objects(), NOW, 120, 40);
     press(&mut a, KeyCode::Char(':'));
     typ(&mut a, "orig");
@@ -219,6 +256,46 @@ async fn in_bulk(sim: &SimHandle, consent: bool) -> (Vec<bool>, App) {
     (done, a)
 }
 
+/// A user who may not write: the one permission check for every write of the batch denies it,
+/// the dialog names the missing verbs, and the typed phrase runs nothing.
+async fn forbidden_for_a_viewer(sim: &SimHandle) {
+    let (viewer, mut rx) = worker(sim, "viewer");
+    let mut a = common::action_data::app_on(bulk_data::objects(), NOW, 120, 40);
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "orig");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char(' '));
+    press(&mut a, KeyCode::Char('a'));
+    pump(&mut a, &viewer, &mut rx, |a| {
+        !matches!(
+            bulk(a).stage,
+            Stage::Review {
+                perms: Perms::Checking,
+                ..
+            }
+        )
+    })
+    .await;
+    match &bulk(&a).stage {
+        Stage::Review {
+            perms: Perms::Denied(d),
+            ..
+        } => {
+            let verbs: Vec<&str> = d.iter().map(|d| d.verb.as_str()).collect();
+            assert_eq!(verbs, vec!["patch", "delete"], "{d:?}");
+        }
+        s => panic!("{s:?}"),
+    }
+    typ(&mut a, "reclaim 1");
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        a.outbox.is_empty(),
+        "nothing goes to the worker: {:?}",
+        a.outbox
+    );
+    assert!(matches!(bulk(&a).stage, Stage::Review { .. }));
+}
+
 #[tokio::test]
 async fn a_bulk_reclaim_ends_each_pvc_as_reclaiming_it_alone_and_writes_nothing_for_the_refused() {
     let state = tempfile::tempdir().expect("tempdir");
@@ -230,6 +307,17 @@ async fn a_bulk_reclaim_ends_each_pvc_as_reclaiming_it_alone_and_writes_nothing_
         let mut before = Vec::new();
         for t in targets() {
             before.push(shown(&bulk_sim, &t).await);
+        }
+        if !consent {
+            let guarded = sim_with_tokens().await;
+            let rv = guarded.store().current_rv();
+            forbidden_for_a_viewer(&guarded).await;
+            assert_eq!(
+                guarded.store().current_rv(),
+                rv,
+                "a forbidden batch writes nothing"
+            );
+            guarded.shutdown().await;
         }
         let (bulk_done, a) = in_bulk(&bulk_sim, consent).await;
         let alone_done = alone(&alone_sim, consent).await;
