@@ -220,7 +220,7 @@ pub fn on_modal_key(app: &mut App, k: KeyEvent) {
                     app.set_status(text);
                 }
                 Effect::Say(text) => app.set_status(text),
-                _ => app.status = None,
+                _ => {}
             }
         }
         Some(Modal::Menu(m)) => match dialog::menu_key(m, &k) {

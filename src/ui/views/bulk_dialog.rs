@@ -172,9 +172,9 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
                 t.text(),
             ));
             let mut prompt = vec![
-                Span::styled("To include them, type ", t.text()),
+                Span::styled("Type ", t.text()),
                 Span::styled(DISCARD_PHRASE.to_string(), t.filter()),
-                Span::styled("; empty leaves them out (listed as refused).", t.text()),
+                Span::styled(" to include them; empty leaves them out.", t.text()),
             ];
             if *mismatch {
                 prompt.push(Span::styled(" does not match", t.text_danger()));
@@ -286,7 +286,7 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
             } else {
                 vec![
                     Line::styled(
-                        "running… one PVC at a time; a conflict re-reads and re-plans, never a blind retry",
+                        "running… one PVC at a time; a conflict re-plans, never a blind retry",
                         t.text_info(),
                     ),
                     hints(t, &[("↑↓", "scroll")]),
