@@ -19,8 +19,8 @@ pub use codes::{ActionKind, Code, Severity};
 pub use ctx::{fmt_bytes, human};
 pub use report::*;
 
-use crate::cluster::Snapshot;
 use crate::model::Kind;
+use crate::model::snapshot::Snapshot;
 use jiff::{SignedDuration, Timestamp};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +45,53 @@ impl Default for Settings {
     }
 }
 
+/// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
+    let parts: Vec<NamespacePart> = restore_namespaces(snap)
+        .iter()
+        .map(|ns| analyze_namespace(snap, settings, now, ns))
+        .collect();
+    assemble(snap, settings, now, parts.iter())
+}
+
+/// The namespaces holding a RestoreJob, in order.
+pub fn restore_namespaces(snap: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for rj in snap.restore_jobs.iter() {
+        if out.last().is_none_or(|l| *l != rj.meta.namespace) {
+            out.push(rj.meta.namespace.clone());
+        }
+    }
+    out
+}
+
+/// One namespace's restores analysed, with the findings about them. Everything one restore's
+/// analysis compares it with (other restores of the same application) is in its namespace, so
+/// a namespace is the unit an incremental analysis redoes or reuses whole.
+#[derive(Debug, Clone, Default)]
+pub struct NamespacePart {
+    pub restores: Vec<std::sync::Arc<RestoreView>>,
+    findings: Vec<Finding>,
+    disk_uses: Vec<global::DiskUse>,
+    time_sensitive: bool,
+}
+
+impl NamespacePart {
+    /// Some rule read the clock: the part may differ at another `now`.
+    pub fn time_sensitive(&self) -> bool {
+        self.time_sensitive
+    }
+}
+
+/// The restores of namespace `ns` and their own findings (not the cluster-wide ones).
+pub fn analyze_namespace(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: Timestamp,
+    ns: &str,
+) -> NamespacePart {
     let mut out = emit::Findings::default();
-    let mut restores = Vec::with_capacity(snap.restore_jobs.len());
+    let mut restores = Vec::new();
     let mut disk_uses = Vec::new();
 
     // Which applications have a restore in flight, to tell a lingering suspension from one a
@@ -56,7 +100,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
         Default::default();
     let mut ctxs: Vec<ctx::Ctx> = snap
         .restore_jobs
-        .iter()
+        .in_namespace(ns)
         .map(|rj| ctx::Ctx::new(snap, settings, now, rj))
         .collect();
     let newest: std::collections::BTreeMap<(String, String, String), (Option<Timestamp>, String)> =
@@ -174,7 +218,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
             ));
         }
         let stale = stale_kinds(c.driver).iter().any(|k| snap.is_stale(*k));
-        restores.push(RestoreView {
+        restores.push(std::sync::Arc::new(RestoreView {
             id: c.id.clone(),
             uid: c.rj.meta.uid.clone(),
             driver: c.driver,
@@ -200,9 +244,35 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
             releases,
             last_change,
             stale,
-        });
+        }));
     }
 
+    let time_sensitive = ctxs.iter().any(|c| c.read_clock());
+    NamespacePart {
+        restores,
+        findings: out.0,
+        disk_uses,
+        time_sensitive,
+    }
+}
+
+/// The report from every namespace's part (in namespace order) and the cluster-wide findings,
+/// which are always redone: they read across namespaces and are cheap next to the restores.
+pub fn assemble<'p>(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: Timestamp,
+    parts: impl Iterator<Item = &'p NamespacePart> + Clone,
+) -> Report {
+    let restores: Vec<std::sync::Arc<RestoreView>> = parts
+        .clone()
+        .flat_map(|p| p.restores.iter().cloned())
+        .collect();
+    let disk_uses: Vec<global::DiskUse> = parts
+        .clone()
+        .flat_map(|p| p.disk_uses.iter().cloned())
+        .collect();
+    let mut out = emit::Findings(parts.flat_map(|p| p.findings.iter().cloned()).collect());
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
@@ -213,13 +283,11 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
     let orig_pvcs = orig::inventory(snap, &restores, &mut out);
 
     let mut findings = out.0;
+    let stale: std::collections::HashMap<&RestoreId, bool> =
+        restores.iter().map(|r| (&r.id, r.stale)).collect();
     for f in &mut findings {
-        if let Some(r) = f
-            .restore
-            .as_ref()
-            .and_then(|id| restores.iter().find(|r| &r.id == id))
-        {
-            f.stale |= r.stale;
+        if let Some(s) = f.restore.as_ref().and_then(|id| stale.get(id)) {
+            f.stale |= *s;
         }
     }
     findings.sort_by(|a, b| {

@@ -5,11 +5,11 @@ use super::disks::kind_observed;
 use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
 use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
-use crate::cluster::Snapshot;
-use crate::cluster::snapshot::ORIG_TERM;
 use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, short_hash};
 use crate::model::objects::{Pv, Pvc, RestoreJob, RjPhase};
 use crate::model::ownership::{OrigOwner, orig_owner};
+use crate::model::snapshot::ORIG_TERM;
+use crate::model::snapshot::Snapshot;
 use crate::model::{Kind, Obj};
 use std::sync::Arc;
 
@@ -95,7 +95,7 @@ fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
 
 pub fn inventory(
     snap: &Snapshot,
-    restores: &[RestoreView],
+    restores: &[std::sync::Arc<RestoreView>],
     out: &mut Findings,
 ) -> Vec<OrigPvcView> {
     let mut views = Vec::new();
@@ -129,7 +129,8 @@ pub fn inventory(
         });
         let view = restore_id
             .as_ref()
-            .and_then(|id| restores.iter().find(|v| &v.id == id));
+            .and_then(|id| restores.iter().find(|v| &v.id == id))
+            .map(|v| &**v);
         let class = pv
             .and_then(|p| p.storage_class.clone())
             .or_else(|| pvc.storage_class.clone())

@@ -1,5 +1,6 @@
 //! Typed, tolerant views of the kinds restorewatch watches.
 
+pub mod changes;
 pub mod field;
 pub mod json;
 pub mod kind;
@@ -10,6 +11,8 @@ pub mod objects;
 pub mod ownership;
 pub mod quantity;
 pub mod secrets;
+pub mod snapshot;
+pub mod tombstones;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};

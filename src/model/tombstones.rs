@@ -44,6 +44,11 @@ impl Tombstones {
         self.0.len()
     }
 
+    /// Oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Tombstone> {
+        self.0.iter()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

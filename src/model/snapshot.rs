@@ -433,6 +433,14 @@ impl Snapshot {
         s
     }
 
+    /// Every kind has listed once (or is known absent): before that an empty table could mean
+    /// "not loaded yet", so no picture is shown.
+    pub fn all_listed(&self) -> bool {
+        self.health
+            .values()
+            .all(|h| !matches!(h.state, SyncState::Syncing))
+    }
+
     pub fn is_stale(&self, kind: Kind) -> bool {
         self.health
             .get(&kind)
