@@ -290,20 +290,34 @@ pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &m
 }
 
 /// HelmReleases still suspended by a RestoreJob that no longer exists: only its Events tell.
-pub fn orphaned_suspensions(
+/// Whether `orphaned_suspensions_in` may conclude anything: a dump of events alone cannot say
+/// a RestoreJob is gone.
+pub fn orphans_knowable(snap: &Snapshot) -> bool {
+    !(!super::disks::kind_observed(snap, Kind::RestoreJob)
+        && snap.restore_jobs.is_empty()
+        && !snap.events.is_empty())
+}
+
+/// The namespaces holding Events about RestoreJobs, where `orphaned_suspensions_in` looks.
+pub fn event_namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for e in snap.events.iter() {
+        if e.involved.kind == "RestoreJob" && !out.contains(&e.meta.namespace) {
+            out.insert(e.meta.namespace.clone());
+        }
+    }
+    out
+}
+
+/// In namespace `ns` (with `restores`, its restores); only counts where `orphans_knowable`.
+pub fn orphaned_suspensions_in(
     snap: &Snapshot,
+    ns: &str,
     restores: &[std::sync::Arc<RestoreView>],
     out: &mut Findings,
 ) {
-    if !super::disks::kind_observed(snap, Kind::RestoreJob)
-        && snap.restore_jobs.is_empty()
-        && !snap.events.is_empty()
-    {
-        // A dump of events alone cannot say a RestoreJob is gone.
-        return;
-    }
     let mut seen = std::collections::BTreeSet::new();
-    for e in snap.events.iter() {
+    for e in snap.events.in_namespace(ns) {
         if e.involved.kind != "RestoreJob"
             || snap
                 .restore_jobs

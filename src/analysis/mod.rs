@@ -47,22 +47,24 @@ impl Default for Settings {
 
 /// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
-    let parts: Vec<NamespacePart> = restore_namespaces(snap)
+    let parts: Vec<NamespacePart> = part_namespaces(snap)
         .iter()
         .map(|ns| analyze_namespace(snap, settings, now, ns))
         .collect();
     assemble(snap, settings, now, parts.iter())
 }
 
-/// The namespaces holding a RestoreJob, in order.
-pub fn restore_namespaces(snap: &Snapshot) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// The namespaces `analyze_namespace` has anything to say about, in order: those holding a
+/// RestoreJob, an `-orig` PVC (or the PV of a gone one), or Events about RestoreJobs.
+pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
+    let mut out = orig::namespaces(snap);
+    out.extend(global::event_namespaces(snap));
     for rj in snap.restore_jobs.iter() {
-        if out.last().is_none_or(|l| *l != rj.meta.namespace) {
-            out.push(rj.meta.namespace.clone());
+        if !out.contains(&rj.meta.namespace) {
+            out.insert(rj.meta.namespace.clone());
         }
     }
-    out
+    out.into_iter().collect()
 }
 
 /// One namespace's restores analysed, with the findings about them. Everything one restore's
@@ -73,10 +75,24 @@ pub struct NamespacePart {
     pub restores: Vec<std::sync::Arc<RestoreView>>,
     findings: Vec<Finding>,
     disk_uses: Vec<global::DiskUse>,
+    /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
+    /// where `global::orphans_knowable`, a cluster-wide condition).
+    orphaned: Vec<Finding>,
+    orig_pvcs: Vec<OrigPvcView>,
+    orig_findings: Vec<Finding>,
     time_sensitive: bool,
 }
 
 impl NamespacePart {
+    /// Nothing to report: the same as no part at all.
+    pub fn is_empty(&self) -> bool {
+        self.restores.is_empty()
+            && self.findings.is_empty()
+            && self.orphaned.is_empty()
+            && self.orig_pvcs.is_empty()
+            && self.orig_findings.is_empty()
+    }
+
     /// Some rule read the clock: the part may differ at another `now`.
     pub fn time_sensitive(&self) -> bool {
         self.time_sensitive
@@ -248,10 +264,17 @@ pub fn analyze_namespace(
     }
 
     let time_sensitive = ctxs.iter().any(|c| c.read_clock());
+    let mut orphaned = emit::Findings::default();
+    global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
+    let mut orig_out = emit::Findings::default();
+    let orig_pvcs = orig::inventory_in(snap, ns, &restores, &mut orig_out);
     NamespacePart {
         restores,
         findings: out.0,
         disk_uses,
+        orphaned: orphaned.0,
+        orig_pvcs,
+        orig_findings: orig_out.0,
         time_sensitive,
     }
 }
@@ -272,15 +295,28 @@ pub fn assemble<'p>(
         .clone()
         .flat_map(|p| p.disk_uses.iter().cloned())
         .collect();
-    let mut out = emit::Findings(parts.flat_map(|p| p.findings.iter().cloned()).collect());
+    let mut out = emit::Findings(
+        parts
+            .clone()
+            .flat_map(|p| p.findings.iter().cloned())
+            .collect(),
+    );
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
     global::objectstore_missing(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
-    global::orphaned_suspensions(snap, &restores, &mut out);
-    let orig_pvcs = orig::inventory(snap, &restores, &mut out);
+    if global::orphans_knowable(snap) {
+        out.0
+            .extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
+    }
+    out.0
+        .extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
+    let orig_pvcs: Vec<OrigPvcView> = parts
+        .clone()
+        .flat_map(|p| p.orig_pvcs.iter().cloned())
+        .collect();
 
     let mut findings = out.0;
     let stale: std::collections::HashMap<&RestoreId, bool> =

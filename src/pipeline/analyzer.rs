@@ -100,7 +100,7 @@ impl Analyzer {
 
     fn redo_all(&mut self) {
         self.parts.clear();
-        for ns in analysis::restore_namespaces(&self.snap) {
+        for ns in analysis::part_namespaces(&self.snap) {
             let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, &ns);
             self.parts.insert(ns, part);
         }
@@ -108,12 +108,12 @@ impl Analyzer {
     }
 
     fn redo(&mut self, ns: &str) {
-        if self.snap.restore_jobs.in_namespace(ns).next().is_none() {
-            self.parts.remove(ns);
-            return;
-        }
         let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, ns);
-        self.parts.insert(ns.to_string(), part);
+        if part.is_empty() {
+            self.parts.remove(ns);
+        } else {
+            self.parts.insert(ns.to_string(), part);
+        }
     }
 
     fn assemble(&mut self) {
