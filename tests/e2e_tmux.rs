@@ -171,6 +171,38 @@ fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back
     t.keys(&["Escape"]);
     t.wait("the list again", |s| s.contains("restores[8]"));
 
+    // Report 003's restore: list -> detail -> its history, by Tab. The Cluster's field managers
+    // say who wrote the serverName last: the backup driver, after the chart.
+    t.keys(&["/", "servername-rev", "Enter"]);
+    t.wait("the filtered row", |s| s.contains("restores[1]"));
+    t.keys(&["Enter"]);
+    t.wait("the Postgres restore's detail", |s| {
+        s.contains("restore demo-servername-reverted/") && s.contains("History")
+    });
+    t.keys(&["Tab", "Tab", "Tab", "Tab"]);
+    let s = t.wait("the history pane", |s| {
+        s.contains("cozystack-cnpg-backup-driver Apply: spec.plugins")
+    });
+    let line = |who: &str| {
+        s.lines()
+            .position(|l| l.contains("PgCluster/") && l.contains(&format!("writer {who} Apply")))
+    };
+    assert!(
+        line("helm-controller").is_some()
+            && line("helm-controller") < line("cozystack-cnpg-backup-driver"),
+        "the chart's write, then the driver's, oldest first:\n{s}"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the filtered list again", |s| s.contains("restores[1]"));
+    // `h` on the list opens the restore on its history directly.
+    t.keys(&["h"]);
+    t.wait("the history by its key", |s| {
+        s.contains("restore demo-servername-reverted/")
+            && s.contains("writer cozystack-cnpg-backup-driver")
+    });
+    t.keys(&["Escape", "Escape"]);
+    t.wait("the list again", |s| s.contains("restores[8]"));
+
     // Sorting by name: the header shows it.
     t.keys(&["N"]);
     t.wait("the list sorted by name", |s| s.contains("NAME↑"));

@@ -58,6 +58,33 @@ fn detail_findings() {
     each_size("detail_findings", |a| {
         open_restore_test(a);
         press(a, KeyCode::BackTab);
+        press(a, KeyCode::BackTab);
+    });
+}
+
+/// Report 003's restore, on its history: the chart's write, then the driver's revert of the
+/// serverName with both values and the manager, then the WAL check failing.
+#[test]
+fn detail_history() {
+    each_size("detail_history", |a| {
+        press(a, KeyCode::Char('j'));
+        press(a, KeyCode::Char('h'));
+        // It opens on the newest line; three up is the revert, shown in full below.
+        for _ in 0..3 {
+            press(a, KeyCode::Char('k'));
+        }
+    });
+}
+
+/// `Tab` walks to the history too; a restore whose objects carry no managedFields (a dump
+/// taken without `--show-managed-fields`) still has its Events there.
+#[test]
+fn detail_history_by_tab() {
+    each_size("detail_history_events", |a| {
+        open_restore_test(a);
+        for _ in 0..4 {
+            press(a, KeyCode::Tab);
+        }
     });
 }
 

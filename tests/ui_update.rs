@@ -71,7 +71,37 @@ fn tab_cycles_the_detail_panes() {
     assert_eq!(pane(&a), Pane::Disks);
     press(&mut a, KeyCode::BackTab);
     press(&mut a, KeyCode::BackTab);
+    assert_eq!(pane(&a), Pane::History);
+    press(&mut a, KeyCode::BackTab);
     assert_eq!(pane(&a), Pane::Findings);
+}
+
+#[test]
+fn h_opens_a_restore_on_its_history_at_the_newest_line_and_y_shows_its_object() {
+    let mut a = app(120, 40);
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Char('h'));
+    let Screen::Detail(d) = &a.screen else {
+        panic!("h opens the restore");
+    };
+    assert_eq!(d.id.name, "pg-restore");
+    assert_eq!(d.pane, Pane::History);
+    let len = common::ui_data::pg_history().len();
+    assert_eq!(d.sel[Pane::History.index()].selected, len - 1, "newest");
+    // Up to the Cluster's serverName revert: y opens that Cluster, not the RestoreJob.
+    for _ in 0..3 {
+        press(&mut a, KeyCode::Char('k'));
+    }
+    press(&mut a, KeyCode::Char('y'));
+    let Screen::Yaml(y) = &a.screen else {
+        panic!("y opens the YAML view");
+    };
+    assert_eq!(y.target.to_string(), "Cluster/tenant-b/postgres-orders");
+    // In a restore, h goes to its history from any pane.
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Tab);
+    press(&mut a, KeyCode::Char('h'));
+    assert!(matches!(&a.screen, Screen::Detail(d) if d.pane == Pane::History));
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
 mod global;
+pub mod history;
 mod orig;
 pub(crate) mod postgres;
 pub mod report;
@@ -17,6 +18,7 @@ mod vm_steps;
 
 pub use codes::{ActionKind, Code, Severity};
 pub use ctx::{fmt_bytes, human};
+pub use history::{HistoryEntry, HistoryWhat};
 pub use report::*;
 
 use crate::model::Kind;
@@ -160,6 +162,7 @@ pub fn analyze_namespace(
                     leftovers: vm::leftovers(c, &o.disks),
                     tree: vm_tree(c, &o.disks),
                     disk_chains: o.disks.iter().map(|d| d.chain()).collect(),
+                    history: history::collect(c, &history::Tree::vm(c, &o.disks)),
                     steps: o.steps,
                     ..DriverOutcome::default()
                 }
@@ -184,11 +187,13 @@ pub fn analyze_namespace(
                     deadline_governs: o.deadline_governs,
                     leftovers,
                     tree: pg_tree(c),
+                    history: history::collect(c, &history::Tree::postgres(c)),
                     ..DriverOutcome::default()
                 }
             }
             report::Driver::Other => DriverOutcome {
                 steps: vec![common::validate_step(c).0],
+                history: history::collect(c, &history::Tree::default()),
                 ..DriverOutcome::default()
             },
         };
@@ -201,6 +206,7 @@ pub fn analyze_namespace(
             deadline_governs,
             leftovers,
             mut tree,
+            history,
         } = d;
         tree.push(c.rj.meta.last_change);
         tree.extend(c.events.iter().map(|e| e.last));
@@ -260,6 +266,7 @@ pub fn analyze_namespace(
             releases,
             last_change,
             stale,
+            history,
         }));
     }
 
@@ -354,6 +361,7 @@ struct DriverOutcome {
     deadline_governs: bool,
     leftovers: Vec<String>,
     tree: Vec<Option<Timestamp>>,
+    history: Vec<HistoryEntry>,
 }
 
 fn stale_kinds(driver: report::Driver) -> &'static [Kind] {

@@ -337,6 +337,9 @@ pub struct RestoreView {
     /// Newest change seen anywhere in the restore's object tree.
     pub last_change: Option<Timestamp>,
     pub stale: bool,
+    /// Events, field managers and watched changes of the restore's objects, oldest first
+    /// (bounded: `history::HISTORY_PER_RESTORE`).
+    pub history: Vec<super::history::HistoryEntry>,
 }
 
 impl RestoreView {

@@ -23,6 +23,7 @@ struct JsonRestore<'a> {
     in_place: bool,
     phase: &'a str,
     steps: &'a [crate::analysis::Step],
+    history: &'a [crate::analysis::HistoryEntry],
 }
 
 pub fn json(report: &Report) -> String {
@@ -39,6 +40,7 @@ pub fn json(report: &Report) -> String {
                 in_place: r.in_place,
                 phase: &r.phase,
                 steps: &r.steps,
+                history: &r.history,
             })
             .collect(),
         findings: &report.findings,

@@ -340,7 +340,10 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
                 );
             }
         }
-        Change::Replace(kind, objs) => {
+        Change::Replace(kind, mut objs) => {
+            // A relist keeps (and extends) what each object's history already holds.
+            objs.iter_mut()
+                .for_each(|o| super::changes::track(&s.objects, o, now));
             let keys: Vec<ObjKey> = s.objects.keys(kind).into_iter().collect();
             // What a relist no longer holds was deleted while the watch was away.
             let listed: std::collections::BTreeSet<(&str, &str)> = objs
@@ -373,6 +376,7 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
             let m = obj.meta_mut();
             m.last_change = Some(m.last_change.map_or(now, |t| t.max(now)));
             changes.object(kind, ObjKey::new(m.namespace.clone(), m.name.clone()));
+            super::changes::track(&s.objects, &mut obj, now);
             s.objects.insert(obj);
             changes.health |= mark_live(s, kind, now);
         }

@@ -32,6 +32,11 @@ pub struct Meta {
     /// deletion, managedFields times and condition transitions, or, in live mode, when the
     /// watch last delivered a change. Used for stall detection.
     pub last_change: Option<Timestamp>,
+    /// Who wrote the object, from its `managedFields` (which are not kept themselves).
+    pub managed: Vec<super::history::ManagedEntry>,
+    /// The latest field changes the live watch delivered, oldest first, bounded
+    /// (`history::CHANGES_PER_OBJECT`). Empty for objects read from files.
+    pub changes: Vec<super::history::FieldChange>,
 }
 
 impl Meta {
@@ -81,6 +86,8 @@ impl Meta {
             owners,
             finalizers: super::json::str_list(v, &["metadata", "finalizers"]),
             last_change,
+            managed: super::history::managed_summary(v),
+            changes: Vec::new(),
         })
     }
 

@@ -2,6 +2,7 @@
 
 pub mod changes;
 pub mod field;
+pub mod history;
 pub mod json;
 pub mod kind;
 pub mod meta;

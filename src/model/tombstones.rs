@@ -44,7 +44,7 @@ impl Tombstones {
         self.0.len()
     }
 
-    /// Oldest first.
+    /// Every remembered deletion, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Tombstone> {
         self.0.iter()
     }

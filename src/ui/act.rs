@@ -95,7 +95,7 @@ fn subject(app: &App) -> Subject {
                     }
                     _ => restore_subject(app, r),
                 },
-                Pane::Steps | Pane::Events => restore_subject(app, r),
+                Pane::Steps | Pane::Events | Pane::History => restore_subject(app, r),
             }
         }
         Screen::Events | Screen::Yaml(_) | Screen::Help { .. } => {

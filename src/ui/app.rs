@@ -71,21 +71,28 @@ pub enum Pane {
     Disks,
     Events,
     Findings,
+    History,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 4] = [Pane::Steps, Pane::Disks, Pane::Events, Pane::Findings];
+    pub const ALL: [Pane; 5] = [
+        Pane::Steps,
+        Pane::Disks,
+        Pane::Events,
+        Pane::Findings,
+        Pane::History,
+    ];
 
     pub fn index(self) -> usize {
         self as usize
     }
 
     pub fn next(self) -> Pane {
-        Pane::ALL[(self.index() + 1) % 4]
+        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
     }
 
     pub fn prev(self) -> Pane {
-        Pane::ALL[(self.index() + 3) % 4]
+        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
     }
 }
 
@@ -134,7 +141,7 @@ impl Selection {
 pub struct DetailState {
     pub id: RestoreId,
     pub pane: Pane,
-    pub sel: [Selection; 4],
+    pub sel: [Selection; Pane::ALL.len()],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,6 +25,8 @@ pub enum Action {
     Yaml,
     Freeze,
     Actions,
+    /// The restore's history pane: Events, field managers, changes seen.
+    History,
     /// Sort the table by a column; again reverses.
     Sort(SortCol),
     Quit,
@@ -50,6 +52,7 @@ impl Action {
             Action::Yaml => "yaml",
             Action::Freeze => "freeze",
             Action::Actions => "actions",
+            Action::History => "history",
             Action::Sort(c) => c.name(),
             Action::Quit => "quit",
         }
@@ -210,7 +213,7 @@ const DEFAULTS: &[Default_] = &[
     (
         &["tab"],
         Action::NextPane,
-        "next pane: steps, disks, events, findings",
+        "next pane: steps, disks, events, findings, history",
         &[S::Detail],
     ),
     (
@@ -218,6 +221,12 @@ const DEFAULTS: &[Default_] = &[
         Action::PrevPane,
         "previous pane",
         &[S::Detail],
+    ),
+    (
+        &["h"],
+        Action::History,
+        "history of the restore: events, who wrote each object, the changes seen",
+        &[S::Restores, S::Detail],
     ),
     (
         &["/"],

@@ -296,6 +296,7 @@ pub fn pane_len(app: &App, r: &RestoreView, pane: Pane) -> usize {
         Pane::Disks => chain_rows(r).len(),
         Pane::Events => r.events.len(),
         Pane::Findings => restore_findings(app, r).len(),
+        Pane::History => r.history.len(),
     }
 }
 
@@ -407,6 +408,11 @@ pub fn selected_object(app: &App) -> Option<ObjRef> {
                 Pane::Findings => restore_findings(app, r)
                     .get(i)
                     .and_then(|f| f.objects.first().cloned()),
+                Pane::History => Some(
+                    r.history
+                        .get(i)
+                        .map_or_else(|| restore_ref(r), |h| h.object.clone()),
+                ),
             }
         }
         Screen::Yaml(_) | Screen::Help { .. } => None,

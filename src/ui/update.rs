@@ -255,20 +255,24 @@ pub(super) fn goto(app: &mut App, screen: Screen) {
 }
 
 fn open_restore(app: &mut App, id: Option<RestoreId>, what: &str) {
+    open_restore_on(app, id, what, Pane::Steps);
+}
+
+fn open_restore_on(app: &mut App, id: Option<RestoreId>, what: &str, pane: Pane) {
     match id {
         Some(id) if select::detail(app, &id).is_some() => {
-            // The timeline opens on the step that matters: a finding's, else the current one.
-            let first = select::detail(app, &id).map_or(0, |r| select::first_step(app, r));
-            let mut sel = [Selection::default(); 4];
+            // The timeline opens on the step that matters: a finding's, else the current one;
+            // the history on its newest line.
+            let (first, newest) = select::detail(app, &id).map_or((0, 0), |r| {
+                (
+                    select::first_step(app, r),
+                    r.history.len().saturating_sub(1),
+                )
+            });
+            let mut sel = [Selection::default(); Pane::ALL.len()];
             sel[Pane::Steps.index()].selected = first;
-            push(
-                app,
-                Screen::Detail(DetailState {
-                    id,
-                    pane: Pane::Steps,
-                    sel,
-                }),
-            );
+            sel[Pane::History.index()].selected = newest;
+            push(app, Screen::Detail(DetailState { id, pane, sel }));
         }
         Some(id) => app.set_error(format!("restore {id} is not in the current data")),
         None => app.set_status(format!("this {what} is not about one restore")),
@@ -324,6 +328,19 @@ fn on_action(app: &mut App, a: Action) {
             }
             clamp_current(app);
         }
+        Action::History => match &mut app.screen {
+            Screen::Detail(d) => {
+                d.pane = Pane::History;
+                clamp_current(app);
+            }
+            Screen::Restores => {
+                let id = select::restores(app)
+                    .get(app.list_selection(ScreenKind::Restores).selected)
+                    .map(|r| r.id.clone());
+                open_restore_on(app, id, "row", Pane::History);
+            }
+            _ => {}
+        },
         Action::Filter => {
             app.mode = Mode::Filter;
             app.filters.entry(app.screen.kind()).or_default();

@@ -382,9 +382,13 @@ pub async fn refused_without_writes(
     client: &kube::Client,
     req: &ActionRequest,
 ) -> String {
+    // The emulator's controllers (binder, garbage collector) react to the test's own setup;
+    // let them finish, so that any change counted below is the action's.
+    sim.controllers_idle().await;
     let before = kubectl_state(sim).await;
     let rv = sim.store().current_rv();
     let r = refusal(client, req).await;
+    sim.controllers_idle().await;
     assert_eq!(
         sim.store().current_rv(),
         rv,

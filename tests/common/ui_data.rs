@@ -89,7 +89,7 @@ pub fn restore_test() -> RestoreView {
     );
     orig_data.restore_job_uid = Some(RESTORE_TEST_UID.into());
     orig_data.recorded_policy = Some("Delete".into());
-    RestoreView {
+    with_event_history(RestoreView {
         id: rid("tenant-a", "restore-test"),
         uid: RESTORE_TEST_UID.into(),
         driver: Driver::Velero,
@@ -209,7 +209,8 @@ pub fn restore_test() -> RestoreView {
         ],
         last_change: Some(ago(11)),
         stale: false,
-    }
+        history: vec![],
+    })
 }
 
 /// tenant-b/pg-restore: the barman plugin's serverName went back to the old one.
@@ -269,7 +270,174 @@ pub fn pg_restore() -> RestoreView {
         events: vec![],
         last_change: Some(ago(3)),
         stale: false,
+        history: pg_history(),
     }
+}
+
+/// The history the analysis gives a restore whose objects carry no managedFields: its Events.
+fn with_event_history(mut r: RestoreView) -> RestoreView {
+    let rj = ObjRef::new(Kind::RestoreJob, &r.id.namespace, &r.id.name);
+    r.history = r
+        .events
+        .iter()
+        .map(|e| HistoryEntry {
+            time: e.time,
+            object: rj.clone(),
+            what: HistoryWhat::Event {
+                type_: e.type_.clone(),
+                reason: e.reason.clone(),
+                message: e.message.clone(),
+                count: e.count,
+            },
+        })
+        .collect();
+    r
+}
+
+fn at(hms: &str) -> Timestamp {
+    format!("2025-03-14T{hms}Z").parse().expect("fixed time")
+}
+
+fn arcs(xs: &[&str]) -> std::sync::Arc<[std::sync::Arc<str>]> {
+    xs.iter().map(|x| std::sync::Arc::from(*x)).collect()
+}
+
+/// Report 003 as the history pane shows it: the chart renders the Cluster with the new
+/// serverName, four seconds later the backup driver writes the old one back.
+pub fn pg_history() -> Vec<HistoryEntry> {
+    let rj = ObjRef::new(Kind::RestoreJob, "tenant-b", "pg-restore");
+    let app = ObjRef::new(Kind::Postgres, "tenant-b", "orders");
+    let cl = ObjRef::new(Kind::CnpgCluster, "tenant-b", "postgres-orders");
+    let writer = |time: Timestamp, o: &ObjRef, m: &str, op: &str, sub: Option<&str>, f: &[&str]| {
+        HistoryEntry {
+            time: Some(time),
+            object: o.clone(),
+            what: HistoryWhat::ManagedFields {
+                manager: m.into(),
+                operation: op.into(),
+                subresource: sub.map(Into::into),
+                fields: arcs(f),
+            },
+        }
+    };
+    let change = |time: Timestamp, path: &str, from: Option<&str>, to: &str, m: &str, op: &str| {
+        HistoryEntry {
+            time: Some(time),
+            object: cl.clone(),
+            what: HistoryWhat::Change {
+                path: path.into(),
+                from: from.map(Into::into),
+                to: Some(to.into()),
+                manager: Some(m.into()),
+                operation: Some(op.into()),
+            },
+        }
+    };
+    let event = |time: Timestamp, type_: &str, reason: &str, message: &str| HistoryEntry {
+        time: Some(time),
+        object: rj.clone(),
+        what: HistoryWhat::Event {
+            type_: type_.into(),
+            reason: reason.into(),
+            message: message.into(),
+            count: 1,
+        },
+    };
+    vec![
+        writer(
+            "2025-03-07T09:00:00Z".parse().expect("fixed time"),
+            &app,
+            "kubectl-client-side-apply",
+            "Update",
+            None,
+            &[
+                "spec.backup",
+                "spec.replicas",
+                "spec.size",
+                "spec.storageClass",
+            ],
+        ),
+        event(
+            at("11:34:02"),
+            "Normal",
+            "WALArchiveReady",
+            "end WAL of backup orders-nightly is archived",
+        ),
+        writer(
+            at("11:34:03"),
+            &app,
+            "cozystack-cnpg-backup-driver",
+            "Update",
+            None,
+            &["spec.bootstrap"],
+        ),
+        HistoryEntry {
+            time: Some(at("11:34:05")),
+            object: cl.clone(),
+            what: HistoryWhat::Deleted {
+                uid: "b1b1b1b1-old-cluster".into(),
+                owners: vec![],
+            },
+        },
+        event(
+            at("11:34:40"),
+            "Normal",
+            "TargetPurged",
+            "Cluster postgres-orders and its PVCs are gone",
+        ),
+        writer(
+            at("11:34:45"),
+            &cl,
+            "helm-controller",
+            "Apply",
+            None,
+            &[
+                "metadata.labels",
+                "spec.bootstrap",
+                "spec.externalClusters",
+                "spec.instances",
+                "spec.storage",
+            ],
+        ),
+        writer(
+            at("11:34:49"),
+            &cl,
+            "cozystack-cnpg-backup-driver",
+            "Apply",
+            None,
+            &["spec.plugins"],
+        ),
+        change(
+            at("11:34:49"),
+            "spec.plugins[0].parameters.serverName",
+            Some("orders-r9c3d"),
+            "orders",
+            "cozystack-cnpg-backup-driver",
+            "Apply",
+        ),
+        change(
+            at("11:35:25"),
+            "status.phase",
+            None,
+            "Setting up primary",
+            "manager",
+            "Update",
+        ),
+        writer(
+            at("11:35:25"),
+            &cl,
+            "manager",
+            "Update",
+            Some("status"),
+            &["status.conditions", "status.instances", "status.phase"],
+        ),
+        event(
+            at("11:52:10"),
+            "Warning",
+            "WALArchiveCheckFailed",
+            "WAL archive check failed for server orders: Expected empty archive",
+        ),
+    ]
 }
 
 /// tenant-c/restore-web: healthy, DataDownload at 62%.
@@ -291,7 +459,7 @@ pub fn healthy_restore() -> RestoreView {
     };
     let mut dl = step(DataDownload, Active, "restore-web-x7k2p: 6.2GiB of 10.0GiB");
     dl.progress = Some(progress);
-    RestoreView {
+    with_event_history(RestoreView {
         id: rid("tenant-c", "restore-web"),
         uid: "c3c3c3c3-restore-web".into(),
         driver: Driver::Velero,
@@ -366,7 +534,8 @@ pub fn healthy_restore() -> RestoreView {
         }],
         last_change: Some(ago(1)),
         stale: false,
-    }
+        history: vec![],
+    })
 }
 
 fn orig_view(

@@ -443,6 +443,7 @@ pub fn pane_tabs(app: &App, r: &RestoreView) -> Vec<(Pane, String)> {
                 Pane::Disks => "Disks",
                 Pane::Events => "Events",
                 Pane::Findings => "Findings",
+                Pane::History => "History",
             };
             let n = match p {
                 // The Postgres pane is a comparison, not a list: no count.

@@ -1,12 +1,12 @@
 //! One restore: a summary with the step strip, then the pane chosen with Tab: the step
-//! timeline, the disk chains (or the Postgres comparison), the events, the findings.
+//! timeline, the disk chains (or the Postgres comparison), the events, the findings, the history.
 
 use super::super::app::{App, DetailState, Pane, Selection};
 use super::super::format::{self, truncate};
 use super::super::select::{self, ChainRow};
 use super::super::theme::Theme;
 use super::common::{self, TAB_SEP, step_glyph};
-use super::{chain, events, findings, layout, overview};
+use super::{chain, events, findings, history, layout, overview};
 use crate::analysis::{DiskChain, RestoreView};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -53,7 +53,13 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect, d: &DetailState) {
         let cards = overview::finding_cards(app, r, area.width);
         f.render_widget(Paragraph::new(cards), area);
     }
-    if let Some(extra) = a.extra {
+    if let (Some(extra), Pane::History) = (a.extra, d.pane) {
+        let vis = sel.visible(r.history.len(), usize::from(a.pane.height));
+        if let Some(h) = r.history.get(vis.selected) {
+            let lines = history::entry_lines(app, h);
+            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), extra);
+        }
+    } else if let Some(extra) = a.extra {
         let fs = select::restore_findings(app, r);
         let vis = sel.visible(fs.len(), usize::from(a.pane.height));
         if let (Some(fi), Some(frame)) = (fs.get(vis.selected), &app.shown) {
@@ -250,6 +256,7 @@ fn pane_lines(app: &App, r: &RestoreView, pane: Pane) -> Vec<Line<'static>> {
                 })
                 .collect()
         }
+        Pane::History => history::lines(app, r),
         Pane::Findings => {
             let fs = select::restore_findings(app, r);
             if fs.is_empty() {

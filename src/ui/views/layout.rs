@@ -91,7 +91,8 @@ pub struct DetailAreas {
     pub summary: Rect,
     pub tabs: Rect,
     pub pane: Rect,
-    /// The selected finding's remedy, under the findings pane.
+    /// The selected finding's remedy under the findings pane; the selected entry in full
+    /// under the history.
     pub extra: Option<Rect>,
     /// Under the step timeline: the restore's findings in full.
     pub findings: Option<Rect>,
@@ -109,8 +110,8 @@ pub fn detail_areas(app: &App, body: Rect) -> DetailAreas {
     };
     let summary = take_top(&mut inside, summary_h);
     let tabs = take_top(&mut inside, 1);
-    let findings_pane = matches!(&app.screen, Screen::Detail(d) if d.pane == Pane::Findings);
-    let extra = (findings_pane && inside.height >= 10).then(|| take_bottom(&mut inside, 5));
+    let boxed = matches!(&app.screen, Screen::Detail(d) if matches!(d.pane, Pane::Findings | Pane::History));
+    let extra = (boxed && inside.height >= 10).then(|| take_bottom(&mut inside, 5));
     // The steps pane shares the screen with the findings: the timeline takes what it needs
     // when both fit; else the findings come first and the timeline scrolls, keeping a few rows.
     let mut findings = None;

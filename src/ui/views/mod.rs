@@ -8,6 +8,7 @@ pub mod events;
 pub mod findings;
 pub mod header;
 pub mod help;
+pub mod history;
 pub mod layout;
 pub mod orig;
 pub mod overview;
