@@ -10,9 +10,11 @@ pub mod names;
 pub mod object;
 pub mod objects;
 pub mod ownership;
+pub mod packed;
 pub mod quantity;
 pub mod secrets;
 pub mod snapshot;
+pub mod strmap;
 pub mod tombstones;
 
 pub use field::Field;

@@ -383,9 +383,9 @@ macro_rules! snapshot {
             }
 
             /// The displayable JSON of any object.
-            pub fn raw(&self, kind: Kind, key: &ObjKey) -> Option<&str> {
+            pub fn raw(&self, kind: Kind, key: &ObjKey) -> Option<String> {
                 match kind {
-                    $(Kind::$variant => self.$field.entry(key).map(|o| &*o.raw),)*
+                    $(Kind::$variant => self.$field.entry(key).map(|o| o.text()),)*
                 }
             }
 

@@ -431,7 +431,7 @@ pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
         .raw(target.kind, &key)
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
     let v: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
+        serde_json::from_str(&raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
     serde_saphyr::to_string(&v)
         .map(crate::text::for_terminal_owned)
         .map_err(|e| format!("cannot render YAML: {e}"))
