@@ -43,17 +43,11 @@ async fn loaded(sim: &SimHandle, objs: Vec<Value>) {
 
 #[tokio::test]
 async fn the_cli_shows_that_it_waits_for_the_bind_and_a_rerun_changes_nothing() {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    let mut objs = base_objects("Running");
-    objs.extend([
-        pv("Retain", ORIG, ORIG_UID, Some("Delete")),
-        orig_pvc(ORIG_UID, Some(RJ_UID), "Pending"),
-    ]);
-    loaded(&sim, objs).await;
+    // The emulator's PV binder binds the -orig PVC on its resync, 1.5 s after the rename.
+    let (sim, _client) = awaiting_bind(Duration::from_millis(1500)).await;
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).unwrap();
-    let _binder = spawn_binder(sim.client().unwrap(), Duration::from_millis(1500));
     let args = [
         "action",
         "resume-rename",
@@ -158,5 +152,84 @@ async fn the_only_copy_is_refused_by_the_cli_until_discard_only_copy_and_a_lost_
             .is_some_and(|l| l.contains("record Event") && l.contains("failed")),
         "{audit}"
     );
+    sim.shutdown().await;
+}
+
+#[path = "common/bulk_data.rs"]
+mod bulk_data;
+
+/// Several `--pvc` for reclaim-orig: each planned and run in turn as alone; a dry run by
+/// default; the refused are said and untouched; one `--policy` for several is refused.
+#[tokio::test]
+async fn reclaim_orig_takes_several_pvcs_and_runs_each_as_alone() {
+    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+    loaded(&sim, bulk_data::objects()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kc, None).unwrap();
+    let mut args = vec!["action", "reclaim-orig"];
+    for p in [
+        "tenant-a/vm-disk-data-orig-de3e",
+        "tenant-a/vm-disk-db-orig-de3e",
+        "tenant-a/vm-disk-web-orig-de3e",
+    ] {
+        args.extend(["--pvc", p]);
+    }
+    let rv = sim.store().current_rv();
+    let (code, out, err) = rw(&kc, dir.path(), &args).await;
+    assert_eq!(code, 1, "one of them is refused: {out}{err}");
+    assert_eq!(out.matches("(dry run: nothing written").count(), 2, "{out}");
+    assert!(
+        out.contains("PVC tenant-a/vm-disk-db-orig-de3e: refused") && out.contains("forensics"),
+        "{out}"
+    );
+    assert_eq!(sim.store().current_rv(), rv, "a dry run writes nothing");
+
+    let mut with_policy = args.clone();
+    with_policy.extend(["--policy", "Delete", "--yes"]);
+    let (code, _, err) = rw(&kc, dir.path(), &with_policy).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--policy applies to one PVC"), "{err}");
+    assert_eq!(sim.store().current_rv(), rv);
+
+    args.push("--yes");
+    let db_before = kubectl(
+        &sim,
+        &[
+            "get",
+            "pvc",
+            "-n",
+            "tenant-a",
+            "vm-disk-db-orig-de3e",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    )
+    .await;
+    let (code, out, err) = rw(&kc, dir.path(), &args).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out.matches("done: 2 writes").count(), 2, "{out}");
+    assert!(
+        out.contains("2 of 3 PVCs done, 1 refused or stopped"),
+        "{out}"
+    );
+    for gone in ["vm-disk-data-orig-de3e", "vm-disk-web-orig-de3e"] {
+        wait_gone(&sim, "tenant-a", gone).await;
+    }
+    let db_after = kubectl(
+        &sim,
+        &[
+            "get",
+            "pvc",
+            "-n",
+            "tenant-a",
+            "vm-disk-db-orig-de3e",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    )
+    .await;
+    assert!(!db_before.is_empty());
+    assert_eq!(db_before, db_after, "the refused PVC is untouched");
     sim.shutdown().await;
 }

@@ -89,6 +89,9 @@ async fn every_starting_state_is_either_refused_before_any_write_or_finished() {
                         );
                         let (sim, client) =
                             sim_with(state(policy, recorded, original, orig, claim)).await;
+                        // The emulator's binder completes a bind the state leaves half done
+                        // (as kube-controller-manager would) before the operator acts.
+                        sim.controllers_idle().await;
                         let before = ours_state(&sim);
                         let planned = plan_fresh(&client, &rename_req()).await.expect("reads");
                         let plan = match planned {
@@ -217,6 +220,7 @@ async fn every_reclaim_state_is_either_refused_before_any_write_or_finished_with
                             policy: asked.map(str::to_string),
                             ..pvc_req(restorewatch::analysis::ActionKind::ReclaimOrig, ORIG)
                         };
+                        sim.controllers_idle().await;
                         let before = ours_state(&sim);
                         let plan = match plan_fresh(&client, &req).await.expect("reads") {
                             Err(r) => {

@@ -298,49 +298,6 @@ async fn a_foreign_orig_name_on_one_disk_does_not_stop_keeping_the_other() {
     sim.shutdown().await;
 }
 
-const ORIG_UID: &str = "0e000000-0000-4000-8000-000000000005";
-
-/// The rename finished as a real cluster sees it: the -orig PVC was created Pending while the
-/// PV still claimed the original (the binder says FailedBinding), then the original was
-/// deleted and the PV's claimRef repointed at the -orig PVC by name and UID. The emulator's PV
-/// binder binds it only on its resync, `resync` later, as kube-controller-manager does.
-async fn awaiting_bind(resync: Duration) -> (restorewatch::sim::SimHandle, kube::Client) {
-    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
-    use kube::api::{Api, DeleteParams, Patch, PatchParams};
-    let sim = restorewatch::sim::Sim::start(
-        restorewatch::sim::SimConfig::default().with_pv_resync(resync),
-    )
-    .await
-    .expect("emulator starts");
-    for o in rename_state("orig-created") {
-        sim.store().load(o).expect("object loads");
-    }
-    let client = sim.client().expect("client");
-    sim.controllers_idle().await;
-    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NS);
-    pvcs.delete("vm-disk-data", &DeleteParams::default())
-        .await
-        .expect("the original PVC is deleted");
-    wait_gone(&sim, NS, "vm-disk-data").await;
-    let pvs: Api<PersistentVolume> = Api::all(client.clone());
-    pvs.patch(
-        "pv-data",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"claimRef": {"name": ORIG, "uid": ORIG_UID}}})),
-    )
-    .await
-    .expect("the PV is repointed");
-    sim.controllers_idle().await;
-    let phase = get(&sim, Kind::PersistentVolumeClaim, NS, ORIG)
-        .and_then(|v| v["status"]["phase"].as_str().map(str::to_string));
-    assert_eq!(
-        phase.as_deref(),
-        Some("Pending"),
-        "bound only on the resync"
-    );
-    (sim, client)
-}
-
 /// What an action could have written to an object: its spec and our annotations (the PV
 /// controller's bind adds its own annotations and status).
 fn ours(

@@ -28,9 +28,10 @@ pub struct ActionArgs {
     /// The RestoreJob, as NAMESPACE/NAME
     #[arg(long, value_name = "NS/NAME")]
     pub restore: Option<String>,
-    /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC; resume-rename: a disk or its -orig PVC)
+    /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC, repeatable to reclaim several in
+    /// turn, each by its own plan; resume-rename: a disk or its -orig PVC)
     #[arg(long, value_name = "NS/NAME")]
-    pub pvc: Option<String>,
+    pub pvc: Vec<String>,
     /// reclaim-orig: the reclaim policy to restore when none was recorded; resume-rename: the
     /// PV's original policy when an earlier failed attempt left it unknowable
     #[arg(long, value_parser = ["Delete", "Retain"])]
@@ -82,12 +83,24 @@ pub fn print_plan(p: &Plan) {
 }
 
 pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
-    let target = match (&args.restore, &args.pvc) {
-        (Some(r), _) => Target::parse("restore", r),
-        (_, Some(p)) => Target::parse("pvc", p),
+    let targets: Result<Vec<Target>, String> = match (&args.restore, &args.pvc[..]) {
+        (Some(r), _) => Target::parse("restore", r).map(|t| vec![t]),
+        (_, [one]) => Target::parse("pvc", one).map(|t| vec![t]),
+        (_, many @ [_, _, ..]) if args.name != ActionKind::ReclaimOrig => Err(format!(
+            "{} takes one --pvc; only reclaim-orig reclaims several ({} given)",
+            args.name,
+            many.len()
+        )),
+        // One policy for several volumes would be a guess for each: a PVC without a recorded
+        // policy is reclaimed alone, with the policy chosen for it.
+        (_, [_, _, ..]) if args.policy.is_some() => Err(
+            "--policy applies to one PVC: reclaim the PVCs without a recorded policy one at a time"
+                .into(),
+        ),
+        (_, many @ [_, _, ..]) => many.iter().map(|p| Target::parse("pvc", p)).collect(),
         _ => Err("--restore or --pvc is required".into()),
     };
-    let target = match target {
+    let targets = match targets {
         Ok(t) => t,
         Err(e) => {
             eprintln!("restorewatch: {e}");
@@ -101,6 +114,30 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
+    // Several PVCs: each in turn, exactly as alone; the worst result is the exit status.
+    let mut status = exit::OK;
+    let many = targets.len() > 1;
+    let (mut ok, mut not) = (0, 0);
+    for target in targets {
+        let code = run_one(&args, &conn, target).await?;
+        if code == exit::OK {
+            ok += 1;
+        } else {
+            not += 1;
+        }
+        status = status.max(code);
+    }
+    if many {
+        println!("{ok} of {} PVCs done, {not} refused or stopped", ok + not);
+    }
+    Ok(status)
+}
+
+async fn run_one(
+    args: &ActionArgs,
+    conn: &crate::cluster::client::Connection,
+    target: Target,
+) -> anyhow::Result<i32> {
     let req = ActionRequest {
         action: args.name,
         target,

@@ -104,6 +104,58 @@ fn subject(app: &App) -> Subject {
     }
 }
 
+/// The marked `-orig` PVCs still in the data and in scope, in the table's order.
+pub fn marked(app: &App) -> Vec<crate::actions::Target> {
+    let Some(f) = &app.shown else {
+        return Vec::new();
+    };
+    let mut v: Vec<&crate::analysis::OrigPvcView> = f
+        .report
+        .orig_pvcs
+        .iter()
+        .filter(|o| app.in_scope(&o.namespace))
+        .filter(|o| {
+            app.marks
+                .contains(&(o.namespace.clone(), o.pvc.name.clone()))
+        })
+        .collect();
+    v.sort_by(|a, b| (&a.namespace, &a.pvc.name).cmp(&(&b.namespace, &b.pvc.name)));
+    v.into_iter()
+        .map(|o| crate::actions::Target::Pvc {
+            namespace: o.namespace.clone(),
+            name: o.pvc.name.clone(),
+        })
+        .collect()
+}
+
+/// `Space` on the `-orig` screen: mark or unmark the PVC under the cursor.
+pub fn on_mark(app: &mut App) {
+    if let Some(why) = app.actions_unavailable() {
+        app.set_status(why);
+        return;
+    }
+    let Some(key) = select::origs(app)
+        .get(app.list_selection(ScreenKind::Orig).selected)
+        .map(|o| (o.namespace.clone(), o.pvc.name.clone()))
+    else {
+        app.set_status("no -orig PVC selected");
+        return;
+    };
+    if !app.marks.remove(&key) {
+        app.marks.insert(key);
+    }
+}
+
+/// `a` on the `-orig` screen with marks: one dialog reclaims them all.
+fn open_bulk(app: &mut App, frame: &crate::cluster::Frame) {
+    let targets = marked(app);
+    let id = app.next_id;
+    app.next_id += super::bulk::ids_needed(targets.len());
+    let (b, req) = super::bulk::open(id, &frame.snapshot, &frame.report, targets);
+    app.outbox.extend(req);
+    app.modal = Some(Modal::Bulk(Box::new(b)));
+}
+
 /// `a`: the actions that apply to the selection, planned on the frame on screen.
 pub fn on_actions_key(app: &mut App) {
     if let Some(why) = app.actions_unavailable() {
@@ -114,6 +166,10 @@ pub fn on_actions_key(app: &mut App) {
         app.set_status("no data yet: nothing to act on");
         return;
     };
+    if app.screen == Screen::Orig && !marked(app).is_empty() {
+        open_bulk(app, &frame);
+        return;
+    }
     let (snap, report) = (&frame.snapshot, &frame.report);
     match subject(app) {
         Subject::Nothing(why) => app.set_status(why),
@@ -149,6 +205,24 @@ fn open_dialog(app: &mut App, choice: Choice, planned: dialog::Planned) {
 pub fn on_modal_key(app: &mut App, k: KeyEvent) {
     match app.modal.as_mut() {
         None => {}
+        Some(Modal::Bulk(b)) => {
+            let (effect, req) = super::bulk::key(b, &k);
+            let finished = matches!(b.stage, super::bulk::Stage::Finished);
+            app.outbox.extend(req);
+            match effect {
+                Effect::Close(text) => {
+                    app.modal = None;
+                    // What ran is done with: the reclaimed are gone, the refused are listed in
+                    // the result the operator just read.
+                    if finished {
+                        app.marks.clear();
+                    }
+                    app.set_status(text);
+                }
+                Effect::Say(text) => app.set_status(text),
+                _ => {}
+            }
+        }
         Some(Modal::Menu(m)) => match dialog::menu_key(m, &k) {
             MenuKey::Stay => {}
             MenuKey::Close => app.modal = None,
@@ -207,6 +281,10 @@ pub fn on_modal_scroll(app: &mut App, delta: isize) {
             let s = i64::from(d.scroll) + delta as i64;
             d.scroll = s.clamp(0, i64::from(u16::MAX)) as u16;
         }
+        Some(Modal::Bulk(b)) => {
+            let s = i64::from(b.scroll) + delta as i64;
+            b.scroll = s.clamp(0, i64::from(u16::MAX)) as u16;
+        }
         None => {}
     }
 }
@@ -218,7 +296,18 @@ fn dialog_with(app: &mut App, id: u64) -> Option<&mut dialog::Dialog> {
     }
 }
 
+fn bulk_with(app: &mut App, id: u64) -> Option<&mut super::bulk::Bulk> {
+    match app.modal.as_mut() {
+        Some(Modal::Bulk(b)) if b.owns(id) => Some(b),
+        _ => None,
+    }
+}
+
 pub fn on_checked(app: &mut App, id: u64, result: Result<Vec<Denied>, String>) {
+    if let Some(b) = bulk_with(app, id) {
+        super::bulk::on_checked(b, id, result);
+        return;
+    }
     if let Some(d) = dialog_with(app, id) {
         dialog::on_checked(d, result);
     }
@@ -229,6 +318,10 @@ pub fn on_step(app: &mut App, id: u64, event: StepEvent) {
         // Said at once in the status line too, dialog or not.
         app.set_status(msg.clone());
     }
+    if let Some(b) = bulk_with(app, id) {
+        super::bulk::on_step(b, id, event);
+        return;
+    }
     if let Some(d) = dialog_with(app, id) {
         dialog::on_step(d, event);
     }
@@ -236,6 +329,20 @@ pub fn on_step(app: &mut App, id: u64, event: StepEvent) {
 
 pub fn on_done(app: &mut App, id: u64, outcome: Outcome) {
     let line = dialog::outcome_line(&outcome);
+    if let Some(b) = bulk_with(app, id) {
+        let target = b
+            .items
+            .get((id - b.id).saturating_sub(1) as usize)
+            .map(|i| i.target.to_string())
+            .unwrap_or_default();
+        let next = super::bulk::on_done(b, id, outcome);
+        let (ok, no, left) = b.tally();
+        app.outbox.extend(next);
+        app.set_status(format!(
+            "reclaim-orig {target}: {line} ({ok} reclaimed, {no} refused, {left} to go)"
+        ));
+        return;
+    }
     match dialog_with(app, id) {
         Some(d) => {
             let what = d.choice.action;

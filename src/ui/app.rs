@@ -211,6 +211,8 @@ pub struct StatusMsg {
 pub enum Modal {
     Menu(Menu),
     Action(Box<Dialog>),
+    /// Reclaim of the marked `-orig` PVCs.
+    Bulk(Box<super::bulk::Bulk>),
 }
 
 /// Whether `a` can do anything in this session.
@@ -240,6 +242,8 @@ pub struct App {
     pub filters: BTreeMap<ScreenKind, String>,
     /// The order chosen per table; absent is the table's default.
     pub sorts: BTreeMap<ScreenKind, Sort>,
+    /// `-orig` PVCs marked with `Space` for a bulk reclaim (namespace, name).
+    pub marks: std::collections::BTreeSet<(String, String)>,
     pub mode: Mode,
     pub namespace: Option<String>,
     pub status: Option<StatusMsg>,
@@ -289,6 +293,7 @@ impl App {
             lists: BTreeMap::new(),
             filters: BTreeMap::new(),
             sorts: BTreeMap::new(),
+            marks: Default::default(),
             mode: Mode::Normal,
             modal: None,
             actions,

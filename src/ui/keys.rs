@@ -25,6 +25,8 @@ pub enum Action {
     Yaml,
     Freeze,
     Actions,
+    /// Mark the `-orig` PVC under the cursor for a bulk reclaim (again unmarks).
+    Mark,
     /// The restore's history pane: Events, field managers, changes seen.
     History,
     /// Sort the table by a column; again reverses.
@@ -52,6 +54,7 @@ impl Action {
             Action::Yaml => "yaml",
             Action::Freeze => "freeze",
             Action::Actions => "actions",
+            Action::Mark => "mark",
             Action::History => "history",
             Action::Sort(c) => c.name(),
             Action::Quit => "quit",
@@ -253,6 +256,12 @@ const DEFAULTS: &[Default_] = &[
         Action::Actions,
         "repair actions: the plan, then confirm by name",
         &[S::Restores, S::Detail, S::Findings, S::Orig],
+    ),
+    (
+        &["space"],
+        Action::Mark,
+        "mark/unmark the -orig PVC; a reclaims every marked one",
+        &[S::Orig],
     ),
     (
         &["F"],

@@ -6,12 +6,14 @@
 pub mod act;
 pub mod action_worker;
 pub mod app;
+pub mod bulk;
 pub mod command;
 pub mod context;
 pub mod dialog;
 pub mod format;
 pub mod keys;
 pub mod offer;
+pub mod orig_totals;
 pub mod run;
 pub mod select;
 pub mod sort;

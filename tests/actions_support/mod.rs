@@ -462,3 +462,42 @@ pub async fn sim_binding(
     let binder = spawn_binder(client.clone(), Duration::from_millis(50));
     (sim, client, binder)
 }
+
+/// The rename finished as a real cluster sees it: the -orig PVC was created Pending while the
+/// PV still claimed the original (the binder says FailedBinding), then the original was
+/// deleted and the PV's claimRef repointed at the -orig PVC by name and UID. The emulator's PV
+/// binder binds it only on its resync, `resync` later, as kube-controller-manager does.
+pub async fn awaiting_bind(resync: Duration) -> (SimHandle, kube::Client) {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    use kube::api::{Api, DeleteParams, Patch, PatchParams};
+    let sim = Sim::start(SimConfig::default().with_pv_resync(resync))
+        .await
+        .expect("emulator starts");
+    for o in rename_state("orig-created") {
+        sim.store().load(o).expect("object loads");
+    }
+    let client = sim.client().expect("client");
+    sim.controllers_idle().await;
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NS);
+    pvcs.delete("vm-disk-data", &DeleteParams::default())
+        .await
+        .expect("the original PVC is deleted");
+    wait_gone(&sim, NS, "vm-disk-data").await;
+    let pvs: Api<PersistentVolume> = Api::all(client.clone());
+    pvs.patch(
+        "pv-data",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"claimRef": {"name": ORIG, "uid": "0e000000-0000-4000-8000-000000000005"}}})),
+    )
+    .await
+    .expect("the PV is repointed");
+    sim.controllers_idle().await;
+    let phase = get(&sim, Kind::PersistentVolumeClaim, NS, ORIG)
+        .and_then(|v| v["status"]["phase"].as_str().map(str::to_string));
+    assert_eq!(
+        phase.as_deref(),
+        Some("Pending"),
+        "bound only on the resync"
+    );
+    (sim, client)
+}

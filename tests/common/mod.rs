@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 
 pub mod action_data;
+pub mod bulk_data;
 pub mod ui_data;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

@@ -31,7 +31,7 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 /// The dialog covers the body, leaving the header and the status line (where hints and
 /// mismatches are said) visible.
-fn dialog_area(area: Rect) -> Rect {
+pub(super) fn dialog_area(area: Rect) -> Rect {
     let w = area.width.saturating_sub(2).min(MAX_W);
     let (top, h) = if area.height >= 8 {
         (2, area.height - 3)
@@ -42,7 +42,7 @@ fn dialog_area(area: Rect) -> Rect {
     Rect::new(x, area.y + top, w, h)
 }
 
-fn frame_block<'a>(t: &Theme, title: String, danger: bool) -> Block<'a> {
+pub(super) fn frame_block<'a>(t: &Theme, title: String, danger: bool) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(if danger {
@@ -60,10 +60,11 @@ pub fn draw(f: &mut Frame, app: &App) {
     match modal {
         Modal::Menu(m) => draw_menu(f, t, m),
         Modal::Action(d) => draw_dialog(f, t, d),
+        Modal::Bulk(b) => super::bulk_dialog::draw(f, t, b),
     }
 }
 
-fn hints(t: &Theme, items: &[(&str, &str)]) -> Line<'static> {
+pub(super) fn hints(t: &Theme, items: &[(&str, &str)]) -> Line<'static> {
     let mut spans = Vec::new();
     for (k, label) in items {
         spans.push(Span::styled(format!("<{k}>"), t.key()));
@@ -378,7 +379,7 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
 
 /// The scrolling text on top, the fixed lines at the bottom, and the name field just above
 /// the last (hint) line when there is one.
-fn layout_body(
+pub(super) fn layout_body(
     f: &mut Frame,
     inner: Rect,
     body: Vec<Line<'static>>,
@@ -425,7 +426,7 @@ fn layout_body(
     }
 }
 
-fn verbs(plan: &Plan) -> String {
+pub(super) fn verbs(plan: &Plan) -> String {
     let mut v: Vec<String> = plan
         .ops
         .iter()
@@ -563,7 +564,7 @@ fn step_style(t: &Theme, s: StepState) -> (&'static str, &'static str, Style) {
     }
 }
 
-fn problem_lines(t: &Theme, problems: &[String]) -> Vec<Line<'static>> {
+pub(super) fn problem_lines(t: &Theme, problems: &[String]) -> Vec<Line<'static>> {
     problems
         .iter()
         .map(|p| {
@@ -575,7 +576,7 @@ fn problem_lines(t: &Theme, problems: &[String]) -> Vec<Line<'static>> {
         .collect()
 }
 
-fn step_lines(t: &Theme, steps: &[StepLine]) -> Vec<Line<'static>> {
+pub(super) fn step_lines(t: &Theme, steps: &[StepLine]) -> Vec<Line<'static>> {
     let mut v = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         let (glyph, word, style) = step_style(t, s.state);

@@ -20,7 +20,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
     let km = app.keymap();
     let mut v = vec![Line::styled("Keys", t.title(true))];
     for b in &km.bindings {
-        if b.action == Action::Actions && !act::offered(app) {
+        if matches!(b.action, Action::Actions | Action::Mark) && !act::offered(app) {
             continue;
         }
         let here = b.screens.contains(&origin(app));

@@ -1,5 +1,6 @@
 //! One file per screen or widget; `view` picks them. Views read the state and never change it.
 
+pub mod bulk_dialog;
 pub mod chain;
 pub mod common;
 pub mod detail;

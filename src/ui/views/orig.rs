@@ -1,8 +1,10 @@
 //! `-orig` PVCs: the disks kept by restores, and whether each can be reclaimed now.
 
+use super::super::act;
 use super::super::app::App;
 use super::super::format;
 use super::super::keys::ScreenKind;
+use super::super::orig_totals;
 use super::super::select;
 use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row};
@@ -69,10 +71,118 @@ fn made_by(app: &App, o: &OrigPvcView) -> String {
     }
 }
 
+/// The totals of the rows shown, one line: how many, how much, what can go now, what cannot
+/// and why (grouped). The most telling form that fits `width` is drawn.
+fn totals_line(app: &App, items: &[&OrigPvcView], width: usize) -> Line<'static> {
+    let t = app.theme();
+    let s = orig_totals::totals(items);
+    let b = format::bytes;
+    let reasons = |short: bool| -> String {
+        let v: Vec<String> = s
+            .reasons
+            .iter()
+            .map(|(r, n)| {
+                let label = match r {
+                    orig_totals::Blocked::RestoreRunning if short => "running",
+                    r => r.label(),
+                };
+                format!("{label} {n}")
+            })
+            .collect();
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", v.join(", "))
+        }
+    };
+    let plural = if s.count == 1 { "" } else { "s" };
+    let unrecorded = |long: bool| match (s.unrecorded, long) {
+        (0, _) => String::new(),
+        (n, true) => format!(", {n} without a recorded policy"),
+        (n, false) => format!(", {n} unrecorded"),
+    };
+    let unknown = if s.size_unknown > 0 {
+        format!(" │ {} of unknown size", s.size_unknown)
+    } else {
+        String::new()
+    };
+    let forms = [
+        (
+            format!(" {} PVC{plural} · {} ", s.count, b(s.bytes)),
+            format!(
+                "│ reclaimable now {} ({}{}) ",
+                s.reclaimable,
+                b(s.reclaimable_bytes),
+                unrecorded(true)
+            ),
+            format!(
+                "│ blocked {} ({}){}{unknown}",
+                s.blocked,
+                b(s.blocked_bytes),
+                reasons(false)
+            ),
+        ),
+        (
+            format!(" {} PVC{plural} · {} ", s.count, b(s.bytes)),
+            format!(
+                "│ reclaimable now {} ({}{}) ",
+                s.reclaimable,
+                b(s.reclaimable_bytes),
+                unrecorded(false)
+            ),
+            format!(
+                "│ blocked {} ({}){}{unknown}",
+                s.blocked,
+                b(s.blocked_bytes),
+                reasons(true)
+            ),
+        ),
+        (
+            format!(" {} · {} ", s.count, b(s.bytes)),
+            format!("│ now {} · {} ", s.reclaimable, b(s.reclaimable_bytes)),
+            format!("│ blocked {}{}", s.blocked, reasons(true)),
+        ),
+    ];
+    let fits = |f: &(String, String, String)| {
+        format::width(&f.0) + format::width(&f.1) + format::width(&f.2) <= width
+    };
+    let (all, now, blocked) = forms
+        .iter()
+        .find(|f| fits(f))
+        .unwrap_or(&forms[forms.len() - 1])
+        .clone();
+    Line::from(vec![
+        Span::styled(all, t.title(false)),
+        Span::styled(now, t.text_ok()),
+        Span::styled(
+            blocked,
+            if s.blocked > 0 {
+                t.text_warning()
+            } else {
+                t.text_dim()
+            },
+        ),
+    ])
+}
+
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
     let items = select::origs(app);
-    let a = common::table_frame(f, app, body, "-orig PVCs", items.len());
+    let marked = act::marked(app).len();
+    let title = if marked == 0 {
+        "-orig PVCs".to_string()
+    } else {
+        format!("● {marked} marked · -orig PVCs")
+    };
+    let a = common::table_frame(f, app, body, &title, items.len());
+    // Over the table's bottom border, where it costs no row.
+    if a.block.height >= 3 && a.block.width > 4 && !items.is_empty() {
+        let r = a.block;
+        f.render_widget(
+            Paragraph::new(totals_line(app, &items, usize::from(r.width - 2))),
+            Rect::new(r.x + 1, r.y + r.height - 1, r.width - 2, 1),
+        );
+    }
     let Some(frame) = &app.shown else {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "-orig PVCs"));
         return;
@@ -100,7 +210,15 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             Row {
                 cells: vec![
                     Cell::plain(o.namespace.clone()),
-                    Cell::plain(o.pvc.name.clone()),
+                    match (
+                        app.marks
+                            .contains(&(o.namespace.clone(), o.pvc.name.clone())),
+                        marked > 0,
+                    ) {
+                        (true, _) => Cell::styled(format!("● {}", o.pvc.name), t.text_info()),
+                        (false, true) => Cell::plain(format!("  {}", o.pvc.name)),
+                        (false, false) => Cell::plain(o.pvc.name.clone()),
+                    },
                     Cell::plain(o.size.clone().unwrap_or_else(|| "-".into())),
                     Cell::plain(format::age_since(app.now, o.pvc.created)),
                     Cell::plain(match (&o.restore, &o.deleted_restore) {

@@ -63,6 +63,7 @@ fn hints(app: &App, width: u16) -> Line<'static> {
         (Action::Filter, "filter"),
         (Action::Yaml, "yaml"),
         (Action::Actions, "actions"),
+        (Action::Mark, "mark"),
         (Action::Command, "cmd"),
         (
             Action::Freeze,
@@ -73,7 +74,7 @@ fn hints(app: &App, width: u16) -> Line<'static> {
     ];
     let mut shown: Vec<(Action, String, &str)> = wanted
         .into_iter()
-        .filter(|(a, _)| *a != Action::Actions || act::offered(app))
+        .filter(|(a, _)| !matches!(a, Action::Actions | Action::Mark) || act::offered(app))
         .filter(|(a, _)| km.for_screen(screen).any(|b| b.action == *a))
         .map(|(a, label)| (a, km.key_label(a), label))
         .collect();
@@ -83,6 +84,7 @@ fn hints(app: &App, width: u16) -> Line<'static> {
             .sum::<usize>()
     };
     for drop in [
+        Action::Mark,
         Action::Command,
         Action::Freeze,
         Action::Filter,
