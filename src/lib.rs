@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod config;
 pub mod logging;
 pub mod model;
+pub mod pipeline;
 pub mod private_file;
 pub mod serve;
 pub mod sim;

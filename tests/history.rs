@@ -3,8 +3,8 @@
 //! also every field the watch saw change, with the writer, as report 003 was diagnosed.
 
 use restorewatch::analysis::{HistoryEntry, HistoryWhat, Settings};
-use restorewatch::cluster::live::{LiveOptions, start};
-use restorewatch::cluster::{Frame, FrameRx};
+use restorewatch::pipeline::live::{LiveOptions, start};
+use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use serde_json::Value;
 use std::process::Command;

@@ -9,7 +9,7 @@ use common::{press, render, typ};
 use crossterm::event::KeyCode;
 use restorewatch::analysis::{Settings, analyze};
 use restorewatch::cli::check::load_snapshot;
-use restorewatch::cluster::Frame;
+use restorewatch::pipeline::Frame;
 use restorewatch::sim::{Sim, SimConfig};
 use restorewatch::ui::app::App;
 use restorewatch::ui::{Msg, update};

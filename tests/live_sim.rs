@@ -2,9 +2,10 @@
 //! the emulator, through the store task, into analysed frames.
 
 use restorewatch::analysis::{Settings, StepId, StepState};
-use restorewatch::cluster::live::{LiveOptions, start};
-use restorewatch::cluster::{Frame, FrameRx, SyncState};
+use restorewatch::cluster::SyncState;
 use restorewatch::model::Kind;
+use restorewatch::pipeline::live::{LiveOptions, start};
+use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,11 +4,12 @@
 mod common;
 
 use restorewatch::analysis::Settings;
+use restorewatch::cluster::SyncState;
 use restorewatch::cluster::client::{Timeouts, watch_client};
 use restorewatch::cluster::errors::Endpoint;
-use restorewatch::cluster::live::{LiveOptions, WatchOptions, start_watching};
-use restorewatch::cluster::{Frame, FrameRx, SyncState};
 use restorewatch::model::Kind;
+use restorewatch::pipeline::live::{LiveOptions, WatchOptions, start_watching};
+use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use std::path::Path;
 use std::process::Command;

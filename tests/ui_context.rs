@@ -7,7 +7,7 @@ mod common;
 use common::{press, render, typ};
 use crossterm::event::KeyCode;
 use restorewatch::analysis::Settings;
-use restorewatch::cluster::FrameRx;
+use restorewatch::pipeline::FrameRx;
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use restorewatch::ui::app::{App, Mode, UiOptions};
 use restorewatch::ui::context::{self, Connector};

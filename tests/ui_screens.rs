@@ -286,9 +286,9 @@ fn tiny_terminals_do_not_panic() {
 fn huge_names_are_cut_with_an_ellipsis() {
     let long = "x".repeat(300);
     let mut r = ui_data::report();
-    r.restores[0].id.name = long.clone();
-    r.restores[0].id.namespace = format!("ns-{long}");
-    r.restores[0].disks[1].disk = long.clone();
+    std::sync::Arc::make_mut(&mut r.restores[0]).id.name = long.clone();
+    std::sync::Arc::make_mut(&mut r.restores[0]).id.namespace = format!("ns-{long}");
+    std::sync::Arc::make_mut(&mut r.restores[0]).disks[1].disk = long.clone();
     r.findings[0].restore = Some(r.restores[0].id.clone());
     r.findings[0].message = long.clone();
     r.orig_pvcs[0].pvc.name = long.clone();

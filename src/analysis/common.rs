@@ -176,7 +176,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
             format!(
                 "{} is Running but nothing in its objects changed for {}",
                 rj.meta.name,
-                facts.last_change.map(|l| human(ctx.now.duration_since(l))).unwrap_or_default()
+                facts.last_change.map(|l| human(ctx.now().duration_since(l))).unwrap_or_default()
             ),
             "Look at the current step and the controller's log (the backup controller in cozy-backup-controller); the Velero path has no deadline".into(),
         );

@@ -3,13 +3,13 @@
 
 use super::Settings;
 use super::report::{Driver, EventLine, ObjRef, RestoreId, TargetRef};
-use crate::cluster::Snapshot;
-use crate::cluster::snapshot::{velero_generate_term, velero_owner_term, velero_prefix_term};
 use crate::model::names::{
     LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE, VELERO_NAMESPACE, short_hash,
     vm_instance_release,
 };
 use crate::model::objects::{Backup, RestoreJob, VeleroRestore};
+use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{velero_generate_term, velero_owner_term, velero_prefix_term};
 use crate::model::{Field, Kind, Obj};
 use jiff::{SignedDuration, Timestamp};
 use std::sync::Arc;
@@ -17,7 +17,10 @@ use std::sync::Arc;
 pub struct Ctx<'a> {
     pub snap: &'a Snapshot,
     pub settings: &'a Settings,
-    pub now: Timestamp,
+    /// Read through `now()`, which remembers that it was read: a restore whose analysis never
+    /// looked at the clock gives the same answer later and need not be redone on a tick.
+    clock: Timestamp,
+    clock_read: std::cell::Cell<bool>,
     pub rj: &'a Arc<Obj<RestoreJob>>,
     pub id: RestoreId,
     pub ns: &'a str,
@@ -35,6 +38,17 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The analysis clock (see `clock_read`).
+    pub fn now(&self) -> Timestamp {
+        self.clock_read.set(true);
+        self.clock
+    }
+
+    /// Whether anything in this restore's analysis so far depended on the clock.
+    pub fn read_clock(&self) -> bool {
+        self.clock_read.get()
+    }
+
     pub fn new(
         snap: &'a Snapshot,
         settings: &'a Settings,
@@ -84,7 +98,8 @@ impl<'a> Ctx<'a> {
         Ctx {
             snap,
             settings,
-            now,
+            clock: now,
+            clock_read: std::cell::Cell::new(false),
             rj,
             id: RestoreId {
                 namespace: ns.to_string(),
@@ -140,7 +155,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn older_than(&self, t: Option<Timestamp>, d: SignedDuration) -> bool {
-        t.is_some_and(|t| self.now.duration_since(t) > d)
+        t.is_some_and(|t| self.now().duration_since(t) > d)
     }
 
     pub fn event_with(

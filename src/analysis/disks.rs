@@ -3,14 +3,14 @@
 
 use super::ctx::Ctx;
 use super::report::{DiskChain, DownloadInfo, DvInfo, Ownership, Progress, PvInfo, PvcInfo};
-use crate::cluster::Snapshot;
-use crate::cluster::snapshot::{claim_term, restore_name_term, restore_uid_term};
 use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME,
     LABEL_VELERO_RESTORE_UID, VELERO_NAMESPACE, orig_pvc_name, vm_disk_name,
 };
 use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob};
 use crate::model::ownership::{OrigRelation, orig_relation};
+use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{claim_term, restore_name_term, restore_uid_term};
 use crate::model::{Field, Kind, Obj};
 use std::sync::Arc;
 

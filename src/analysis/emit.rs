@@ -3,7 +3,7 @@
 
 use super::codes::{Code, Severity};
 use super::report::{Finding, ObjRef, RestoreId};
-use crate::cluster::Snapshot;
+use crate::model::snapshot::Snapshot;
 
 #[derive(Default)]
 pub struct Findings(pub Vec<Finding>);

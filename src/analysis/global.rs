@@ -6,14 +6,14 @@ use super::codes::Code;
 use super::ctx::human;
 use super::emit::Findings;
 use super::report::{ObjRef, RestoreId, RestoreView};
-use crate::cluster::{Snapshot, SyncState};
 use crate::model::Kind;
 use crate::model::names::LABEL_CNPG_CLUSTER;
 use crate::model::objects::find_condition;
+use crate::model::snapshot::{Snapshot, SyncState};
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 
-pub fn concurrent(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
+pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out: &mut Findings) {
     let mut by_app: BTreeMap<(String, String, String), Vec<&RestoreView>> = BTreeMap::new();
     for r in restores.iter().filter(|r| !r.terminal) {
         if let Some(t) = &r.target {
@@ -77,7 +77,7 @@ pub fn hash_collisions(snap: &Snapshot, uses: &[DiskUse], out: &mut Findings) {
 
 pub fn objectstore_owners(
     snap: &Snapshot,
-    restores: &[RestoreView],
+    restores: &[std::sync::Arc<RestoreView>],
     settings: &Settings,
     now: Timestamp,
     out: &mut Findings,
@@ -149,7 +149,7 @@ pub fn objectstore_owners(
 /// operator usually gets to see; the live watch's tombstone says when and why it went.
 pub fn objectstore_missing(
     snap: &Snapshot,
-    restores: &[RestoreView],
+    restores: &[std::sync::Arc<RestoreView>],
     settings: &Settings,
     now: Timestamp,
     out: &mut Findings,
@@ -223,7 +223,11 @@ pub fn objectstore_missing(
     }
 }
 
-pub fn system_bucket(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
+pub fn system_bucket(
+    snap: &Snapshot,
+    restores: &[std::sync::Arc<RestoreView>],
+    out: &mut Findings,
+) {
     for app in snap.postgreses.iter() {
         if app.bootstrap_enabled.known() != Some(&true)
             || app.use_system_bucket.known() != Some(&true)
@@ -286,16 +290,34 @@ pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &m
 }
 
 /// HelmReleases still suspended by a RestoreJob that no longer exists: only its Events tell.
-pub fn orphaned_suspensions(snap: &Snapshot, restores: &[RestoreView], out: &mut Findings) {
-    if !super::disks::kind_observed(snap, Kind::RestoreJob)
+/// Whether `orphaned_suspensions_in` may conclude anything: a dump of events alone cannot say
+/// a RestoreJob is gone.
+pub fn orphans_knowable(snap: &Snapshot) -> bool {
+    !(!super::disks::kind_observed(snap, Kind::RestoreJob)
         && snap.restore_jobs.is_empty()
-        && !snap.events.is_empty()
-    {
-        // A dump of events alone cannot say a RestoreJob is gone.
-        return;
-    }
-    let mut seen = std::collections::BTreeSet::new();
+        && !snap.events.is_empty())
+}
+
+/// The namespaces holding Events about RestoreJobs, where `orphaned_suspensions_in` looks.
+pub fn event_namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
     for e in snap.events.iter() {
+        if e.involved.kind == "RestoreJob" && !out.contains(&e.meta.namespace) {
+            out.insert(e.meta.namespace.clone());
+        }
+    }
+    out
+}
+
+/// In namespace `ns` (with `restores`, its restores); only counts where `orphans_knowable`.
+pub fn orphaned_suspensions_in(
+    snap: &Snapshot,
+    ns: &str,
+    restores: &[std::sync::Arc<RestoreView>],
+    out: &mut Findings,
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for e in snap.events.in_namespace(ns) {
         if e.involved.kind != "RestoreJob"
             || snap
                 .restore_jobs

@@ -21,8 +21,8 @@ pub use ctx::{fmt_bytes, human};
 pub use history::{HistoryEntry, HistoryWhat};
 pub use report::*;
 
-use crate::cluster::Snapshot;
 use crate::model::Kind;
+use crate::model::snapshot::Snapshot;
 use jiff::{SignedDuration, Timestamp};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,9 +47,69 @@ impl Default for Settings {
     }
 }
 
+/// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
+    let parts: Vec<NamespacePart> = part_namespaces(snap)
+        .iter()
+        .map(|ns| analyze_namespace(snap, settings, now, ns))
+        .collect();
+    assemble(snap, settings, now, parts.iter())
+}
+
+/// The namespaces `analyze_namespace` has anything to say about, in order: those holding a
+/// RestoreJob, an `-orig` PVC (or the PV of a gone one), or Events about RestoreJobs.
+pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
+    let mut out = orig::namespaces(snap);
+    out.extend(global::event_namespaces(snap));
+    for rj in snap.restore_jobs.iter() {
+        if !out.contains(&rj.meta.namespace) {
+            out.insert(rj.meta.namespace.clone());
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// One namespace's restores analysed, with the findings about them. Everything one restore's
+/// analysis compares it with (other restores of the same application) is in its namespace, so
+/// a namespace is the unit an incremental analysis redoes or reuses whole.
+#[derive(Debug, Clone, Default)]
+pub struct NamespacePart {
+    pub restores: Vec<std::sync::Arc<RestoreView>>,
+    findings: Vec<Finding>,
+    disk_uses: Vec<global::DiskUse>,
+    /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
+    /// where `global::orphans_knowable`, a cluster-wide condition).
+    orphaned: Vec<Finding>,
+    orig_pvcs: Vec<OrigPvcView>,
+    orig_findings: Vec<Finding>,
+    time_sensitive: bool,
+}
+
+impl NamespacePart {
+    /// Nothing to report: the same as no part at all.
+    pub fn is_empty(&self) -> bool {
+        self.restores.is_empty()
+            && self.findings.is_empty()
+            && self.orphaned.is_empty()
+            && self.orig_pvcs.is_empty()
+            && self.orig_findings.is_empty()
+    }
+
+    /// Some rule read the clock: the part may differ at another `now`.
+    pub fn time_sensitive(&self) -> bool {
+        self.time_sensitive
+    }
+}
+
+/// The restores of namespace `ns` and their own findings (not the cluster-wide ones).
+pub fn analyze_namespace(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: Timestamp,
+    ns: &str,
+) -> NamespacePart {
     let mut out = emit::Findings::default();
-    let mut restores = Vec::with_capacity(snap.restore_jobs.len());
+    let mut restores = Vec::new();
     let mut disk_uses = Vec::new();
 
     // Which applications have a restore in flight, to tell a lingering suspension from one a
@@ -58,7 +118,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
         Default::default();
     let mut ctxs: Vec<ctx::Ctx> = snap
         .restore_jobs
-        .iter()
+        .in_namespace(ns)
         .map(|rj| ctx::Ctx::new(snap, settings, now, rj))
         .collect();
     let newest: std::collections::BTreeMap<(String, String, String), (Option<Timestamp>, String)> =
@@ -180,7 +240,7 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
             ));
         }
         let stale = stale_kinds(c.driver).iter().any(|k| snap.is_stale(*k));
-        restores.push(RestoreView {
+        restores.push(std::sync::Arc::new(RestoreView {
             id: c.id.clone(),
             uid: c.rj.meta.uid.clone(),
             driver: c.driver,
@@ -207,26 +267,70 @@ pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
             last_change,
             stale,
             history,
-        });
+        }));
     }
 
+    let time_sensitive = ctxs.iter().any(|c| c.read_clock());
+    let mut orphaned = emit::Findings::default();
+    global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
+    let mut orig_out = emit::Findings::default();
+    let orig_pvcs = orig::inventory_in(snap, ns, &restores, &mut orig_out);
+    NamespacePart {
+        restores,
+        findings: out.0,
+        disk_uses,
+        orphaned: orphaned.0,
+        orig_pvcs,
+        orig_findings: orig_out.0,
+        time_sensitive,
+    }
+}
+
+/// The report from every namespace's part (in namespace order) and the cluster-wide findings,
+/// which are always redone: they read across namespaces and are cheap next to the restores.
+pub fn assemble<'p>(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: Timestamp,
+    parts: impl Iterator<Item = &'p NamespacePart> + Clone,
+) -> Report {
+    let restores: Vec<std::sync::Arc<RestoreView>> = parts
+        .clone()
+        .flat_map(|p| p.restores.iter().cloned())
+        .collect();
+    let disk_uses: Vec<global::DiskUse> = parts
+        .clone()
+        .flat_map(|p| p.disk_uses.iter().cloned())
+        .collect();
+    let mut out = emit::Findings(
+        parts
+            .clone()
+            .flat_map(|p| p.findings.iter().cloned())
+            .collect(),
+    );
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
     global::objectstore_missing(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
-    global::orphaned_suspensions(snap, &restores, &mut out);
-    let orig_pvcs = orig::inventory(snap, &restores, &mut out);
+    if global::orphans_knowable(snap) {
+        out.0
+            .extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
+    }
+    out.0
+        .extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
+    let orig_pvcs: Vec<OrigPvcView> = parts
+        .clone()
+        .flat_map(|p| p.orig_pvcs.iter().cloned())
+        .collect();
 
     let mut findings = out.0;
+    let stale: std::collections::HashMap<&RestoreId, bool> =
+        restores.iter().map(|r| (&r.id, r.stale)).collect();
     for f in &mut findings {
-        if let Some(r) = f
-            .restore
-            .as_ref()
-            .and_then(|id| restores.iter().find(|r| &r.id == id))
-        {
-            f.stale |= r.stale;
+        if let Some(s) = f.restore.as_ref().and_then(|id| stale.get(id)) {
+            f.stale |= *s;
         }
     }
     findings.sort_by(|a, b| {

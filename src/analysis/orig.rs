@@ -5,11 +5,11 @@ use super::disks::kind_observed;
 use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
 use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
-use crate::cluster::Snapshot;
-use crate::cluster::snapshot::ORIG_TERM;
 use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, short_hash};
 use crate::model::objects::{Pv, Pvc, RestoreJob, RjPhase};
 use crate::model::ownership::{OrigOwner, orig_owner};
+use crate::model::snapshot::ORIG_TERM;
+use crate::model::snapshot::Snapshot;
 use crate::model::{Kind, Obj};
 use std::sync::Arc;
 
@@ -93,15 +93,18 @@ fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
         .map(str::to_string)
 }
 
-pub fn inventory(
+/// The `-orig` PVCs of namespace `ns` (with `restores`, that namespace's restores), and the
+/// leaks of `-orig` PVCs of `ns` already gone.
+pub fn inventory_in(
     snap: &Snapshot,
-    restores: &[RestoreView],
+    ns: &str,
+    restores: &[std::sync::Arc<RestoreView>],
     out: &mut Findings,
 ) -> Vec<OrigPvcView> {
     let mut views = Vec::new();
     // Only PVCs named like `-orig` ones can pass the first test: the index has them, in the
     // same order as a scan of every PVC.
-    for pvc in snap.pvcs.by_term(ORIG_TERM) {
+    for pvc in snap.pvcs.by_term_in(ORIG_TERM, ns) {
         let Some((base, hash)) = parse_orig_name(&pvc.meta.name) else {
             continue;
         };
@@ -129,7 +132,8 @@ pub fn inventory(
         });
         let view = restore_id
             .as_ref()
-            .and_then(|id| restores.iter().find(|v| &v.id == id));
+            .and_then(|id| restores.iter().find(|v| &v.id == id))
+            .map(|v| &**v);
         let class = pv
             .and_then(|p| p.storage_class.clone())
             .or_else(|| pvc.storage_class.clone())
@@ -198,8 +202,25 @@ pub fn inventory(
             reclaim,
         });
     }
-    released_leaks(snap, out);
+    released_leaks(snap, ns, out);
     views
+}
+
+/// The namespaces `inventory_in` has anything to say about.
+pub fn namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
+    let mut out: std::collections::BTreeSet<String> = snap
+        .pvcs
+        .by_term(ORIG_TERM)
+        .iter()
+        .map(|p| p.meta.namespace.clone())
+        .collect();
+    out.extend(
+        snap.pvs
+            .by_term(ORIG_TERM)
+            .iter()
+            .filter_map(|pv| pv.claim_ref.as_ref().map(|c| c.namespace.clone())),
+    );
+    out
 }
 
 /// What decides whether reclaim-orig may be offered on an `-orig` PVC, and what its remedy says.
@@ -328,10 +349,12 @@ fn leak_findings(
 }
 
 /// PVs still `Retain` whose `-orig` PVC is already gone: the leak happened.
-fn released_leaks(snap: &Snapshot, out: &mut Findings) {
+fn released_leaks(snap: &Snapshot, ns: &str, out: &mut Findings) {
     // Only PVs whose claimRef names an `-orig` PVC can leak here (see `ORIG_TERM`).
     for pv in snap.pvs.by_term(ORIG_TERM) {
-        let Some(c) = &pv.claim_ref else { continue };
+        let Some(c) = pv.claim_ref.as_ref().filter(|c| c.namespace == ns) else {
+            continue;
+        };
         if snap.scope.as_deref().is_some_and(|s| s != c.namespace) {
             continue;
         }

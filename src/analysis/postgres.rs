@@ -267,7 +267,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     } else if new_cluster.is_some() {
         // Not reached yet while the Cluster re-bootstraps: pending, with the clock it races.
         let left = dl
-            .map(|(d, _)| format!("deadline in {}", human(d.duration_since(ctx.now))))
+            .map(|(d, _)| format!("deadline in {}", human(d.duration_since(ctx.now()))))
             .unwrap_or_default();
         step(StepId::Healthy, if failed { Failed } else { Pending }, left)
     } else {
@@ -357,7 +357,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         && purge_done
         && let Some((at, timeout)) = dl
     {
-        let left = at.duration_since(ctx.now);
+        let left = at.duration_since(ctx.now());
         if left.as_secs() * 5 < timeout.as_secs() {
             let msg = if left.is_negative() {
                 format!(
@@ -431,7 +431,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
                     }
                     format!(
                         "the purge has not finished after {}: {} still there",
-                        since.map(|s| human(ctx.now.duration_since(s))).unwrap_or_default(),
+                        since.map(|s| human(ctx.now().duration_since(s))).unwrap_or_default(),
                         left.join(" and ")
                     )
                 },
@@ -444,7 +444,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         steps,
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
-        deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now < d),
+        deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now() < d),
     }
 }
 
@@ -478,7 +478,7 @@ fn collision_remedy(ctx: &Ctx, new_server_name: Option<&str>, rerendered: bool) 
 /// The UID of a Cluster that exists and is not being deleted: PVCs created for it are the new
 /// Cluster's, not leftovers of the purge.
 fn new_cluster_uid<'a>(
-    snap: &'a crate::cluster::Snapshot,
+    snap: &'a crate::model::snapshot::Snapshot,
     ns: &str,
     name: &str,
 ) -> Option<&'a str> {

@@ -386,14 +386,15 @@ pub struct OrigPvcView {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
     pub now: Option<Timestamp>,
-    pub restores: Vec<RestoreView>,
+    /// Shared, so that an incremental analysis reuses the restores a change did not touch.
+    pub restores: Vec<std::sync::Arc<RestoreView>>,
     pub findings: Vec<Finding>,
     pub orig_pvcs: Vec<OrigPvcView>,
 }
 
 impl Report {
     pub fn restore(&self, id: &RestoreId) -> Option<&RestoreView> {
-        self.restores.iter().find(|r| &r.id == id)
+        self.restores.iter().find(|r| &r.id == id).map(|r| &**r)
     }
 
     pub fn findings_for<'a>(&'a self, id: &'a RestoreId) -> impl Iterator<Item = &'a Finding> + 'a {

@@ -4,7 +4,7 @@
 
 use super::sys;
 use crate::analysis::Settings;
-use crate::cluster::live::{self, LiveOptions};
+use crate::pipeline::live::{self, LiveOptions};
 use crate::serve::http;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};

@@ -5,8 +5,8 @@
 
 use super::sys;
 use crate::analysis::{Settings, analyze};
-use crate::cluster::live::{self, LiveOptions};
-use crate::cluster::{Frame, FrameRx};
+use crate::pipeline::live::{self, LiveOptions};
+use crate::pipeline::{Frame, FrameRx};
 use crate::ui::{App, Msg, UiOptions, update, view};
 use anyhow::Context;
 use jiff::Timestamp;

@@ -4,14 +4,10 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Defaults that suit a slow cluster: a LIST of 20,000 objects over a VPN takes seconds, but a
-/// server that sends nothing at all for half a minute is not going to answer.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The `timeoutSeconds` of each watch: the server ends the stream then and it is reopened. A
-/// watch silent (no event, no bookmark, no end) for this plus `WATCH_MARGIN` counts as down.
-pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(60);
-pub const WATCH_MARGIN: Duration = Duration::from_secs(15);
+use crate::cluster::client::{ConnectOptions, Timeouts};
+pub use crate::cluster::client::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_WATCH_TIMEOUT, WATCH_MARGIN,
+};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct ClusterArgs {
@@ -66,6 +62,35 @@ impl ClusterArgs {
             Some(d) if !d.is_zero() => d,
             _ => DEFAULT_WATCH_TIMEOUT,
         }
+    }
+}
+
+impl ClusterArgs {
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            request: self.request_timeout(),
+            connect: self.connect_timeout(),
+            watch: self.watch_timeout(),
+            watch_margin: WATCH_MARGIN,
+        }
+    }
+}
+
+/// The sources take plain options; this is the one place the command line becomes them.
+impl From<&ClusterArgs> for ConnectOptions {
+    fn from(a: &ClusterArgs) -> ConnectOptions {
+        ConnectOptions {
+            kubeconfig: a.kubeconfig.clone(),
+            context: a.context.clone(),
+            namespace: a.namespace.clone(),
+            timeouts: a.timeouts(),
+        }
+    }
+}
+
+impl From<ClusterArgs> for ConnectOptions {
+    fn from(a: ClusterArgs) -> ConnectOptions {
+        ConnectOptions::from(&a)
     }
 }
 

@@ -109,9 +109,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<i32> {
             context: "restorewatch-demo".into(),
         });
     }
-    let source = crate::cluster::live::start(
+    let source = crate::pipeline::live::start(
         sim.client()?,
-        crate::cluster::live::LiveOptions {
+        crate::pipeline::live::LiveOptions {
             namespace: None,
             context: "restorewatch-demo".into(),
             cluster: sim.url(),

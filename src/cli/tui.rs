@@ -99,7 +99,7 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<i32> {
         .unwrap_or(jiff::SignedDuration::ZERO);
     opts.clock_offset = offset;
     let frames =
-        crate::cluster::static_source::spawn_at(snapshot, settings, Duration::from_secs(1), offset);
+        crate::pipeline::still::spawn_at(snapshot, settings, Duration::from_secs(1), offset);
     run_tui(frames, opts).await?;
     if !problems.is_empty() {
         crate::say_err!(
@@ -126,7 +126,7 @@ async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> an
         },
         settings,
         readonly: opts.readonly,
-        timeouts: crate::cluster::client::Timeouts::from_args(&args.cluster),
+        timeouts: args.cluster.timeouts(),
     };
     let session = connector.connect(args.cluster.context.as_deref()).await?;
     // A kubeconfig that reads once reads again; if not, `:ctx` only offers no completion.

@@ -42,8 +42,8 @@ pub fn track(objects: &Objects, new: &mut AnyObject, seen: Timestamp) {
     }
     let mut ring = old_meta.changes.clone();
     if old_meta.resource_version != new.meta().resource_version {
-        let before: Value = serde_json::from_str(old_raw).unwrap_or(Value::Null);
-        let after: Value = serde_json::from_str(new.raw()).unwrap_or(Value::Null);
+        let before: Value = serde_json::from_str(&old_raw).unwrap_or(Value::Null);
+        let after: Value = serde_json::from_str(&new.raw()).unwrap_or(Value::Null);
         let mut paths = Vec::new();
         diff(&before, &after, &mut String::new(), &mut paths);
         let writers = writers(&old_meta.managed, &new.meta().managed);

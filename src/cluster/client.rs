@@ -2,13 +2,35 @@
 //! with timeouts on every request so that a frozen API server never hangs a command.
 
 use super::errors::{CaSource, Endpoint};
-use crate::cli::common::{ClusterArgs, DEFAULT_REQUEST_TIMEOUT, WATCH_MARGIN};
 use crate::model::KindInfo;
 use anyhow::Context as _;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Defaults that suit a slow cluster: a LIST of 20,000 objects over a VPN takes seconds, but a
+/// server that sends nothing at all for half a minute is not going to answer.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The `timeoutSeconds` of each watch: the server ends the stream then and it is reopened. A
+/// watch silent (no event, no bookmark, no end) for this plus `WATCH_MARGIN` counts as down.
+pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(60);
+pub const WATCH_MARGIN: Duration = Duration::from_secs(15);
+
+/// Where and how to connect: plain values, so that the sources know nothing of the command
+/// line (the CLI's `ClusterArgs` converts into this).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// `None`: `$KUBECONFIG`, then `~/.kube/config`, then the pod's service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// `None`: the kubeconfig's current context.
+    pub context: Option<String>,
+    /// `None`: all namespaces.
+    pub namespace: Option<String>,
+    pub timeouts: Timeouts,
+}
 
 /// How long to wait for what, on one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,20 +46,16 @@ pub struct Timeouts {
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Timeouts::from_args(&ClusterArgs::default())
+        Timeouts {
+            request: Some(DEFAULT_REQUEST_TIMEOUT),
+            connect: Some(DEFAULT_CONNECT_TIMEOUT),
+            watch: DEFAULT_WATCH_TIMEOUT,
+            watch_margin: WATCH_MARGIN,
+        }
     }
 }
 
 impl Timeouts {
-    pub fn from_args(args: &ClusterArgs) -> Timeouts {
-        Timeouts {
-            request: args.request_timeout(),
-            connect: args.connect_timeout(),
-            watch: args.watch_timeout(),
-            watch_margin: WATCH_MARGIN,
-        }
-    }
-
     /// A watch that sent nothing (no event, no bookmark, no end of stream) for this long is
     /// dead: the server would have ended it at `watch` seconds.
     pub fn watch_idle(&self) -> Duration {
@@ -86,13 +104,14 @@ pub struct Connection {
     pub timeouts: Timeouts,
 }
 
-pub async fn connect(args: &ClusterArgs) -> anyhow::Result<Connection> {
-    connect_with(args, Timeouts::from_args(args)).await
+pub async fn connect(opts: impl Into<ConnectOptions>) -> anyhow::Result<Connection> {
+    let opts = opts.into();
+    connect_with(&opts, opts.timeouts).await
 }
 
 /// `connect`, with the timeouts given apart from `args` (the dashboard keeps them across
 /// `:ctx` switches).
-pub async fn connect_with(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Connection> {
+pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Connection> {
     if let Some(conn) = in_cluster(args, timeouts)? {
         return Ok(conn);
     }
@@ -180,7 +199,7 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 
 /// Inside a pod with no kubeconfig given or found, use the pod's service account, as kubectl
 /// and client-go do. `None` when a kubeconfig applies or this is not a pod.
-fn in_cluster(args: &ClusterArgs, timeouts: Timeouts) -> anyhow::Result<Option<Connection>> {
+fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Option<Connection>> {
     let kubeconfig_given =
         args.kubeconfig.is_some() || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
     let default_exists = std::env::var_os("HOME")

@@ -4,10 +4,9 @@
 //! time; a kind that still cannot be listed is reported as unreadable, never as "no objects":
 //! its health says it never listed, so the analysis concludes nothing from its absence.
 
-use super::client::{Connection, api_resource, connect};
+use super::client::{ConnectOptions, Connection, api_resource, connect};
 use super::errors::{Endpoint, Failure, classify, describe_at};
 use super::{KindHealth, Snapshot, SourceInfo, SyncState};
-use crate::cli::common::ClusterArgs;
 use crate::model::{KINDS, Kind, KindInfo, parse_object};
 use kube::api::{Api, DynamicObject, ListParams, ObjectList};
 use std::time::Duration;
@@ -57,12 +56,13 @@ pub struct Listed {
 }
 
 /// Every kind, listed once; kinds that failed are in the snapshot's health as never listed.
-pub async fn snapshot(args: &ClusterArgs) -> anyhow::Result<Snapshot> {
+pub async fn snapshot(args: impl Into<ConnectOptions>) -> anyhow::Result<Snapshot> {
     Ok(list_all(args, Retry::default()).await?.snapshot)
 }
 
-pub async fn list_all(args: &ClusterArgs, retry: Retry) -> anyhow::Result<Listed> {
-    let conn = connect(args).await?;
+pub async fn list_all(args: impl Into<ConnectOptions>, retry: Retry) -> anyhow::Result<Listed> {
+    let args = args.into();
+    let conn = connect(args.clone()).await?;
     list_with(&conn, args.namespace.as_deref(), retry).await
 }
 

@@ -1,12 +1,11 @@
 //! Live source: one watcher per kind feeding one store task, which applies changes, keeps each
-//! kind's health, and publishes an analysed frame at most ~30 times a second. Nothing polls:
-//! without changes the only work is a re-analysis once a second, for clocks and deadlines.
+//! kind's health, and hands the snapshot on with what changed (`SourceUpdate`). Nothing polls,
+//! and nothing here analyses: `pipeline` turns the updates into analysed frames.
 
 use super::client::{Timeouts, api_resource, status_code};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
-use super::feed::{Frame, FrameRx};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
-use crate::analysis::{Settings, analyze};
+use crate::model::changes::Changes;
 use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_object};
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -14,25 +13,21 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// How often a frame may be published while changes stream in (~30 fps).
-const MIN_FRAME_INTERVAL: Duration = Duration::from_millis(33);
-/// Re-analysis without changes, so that stalls (10 min), watch-stale (30 s) and deadlines move
-/// on. Ages on screen come from the UI's own clock, so this need not be every second: at 20k
-/// objects with 200 restores in flight one analysis is ~9 ms, i.e. ~1% of a core at 1 s.
-const TICK: Duration = Duration::from_secs(5);
 /// Reconnect delays after a failed watch: doubling from MIN to MAX; a 403 waits longest.
 const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 const BACKOFF_FORBIDDEN: Duration = Duration::from_secs(300);
 
-pub struct LiveOptions {
+/// What to watch and what to call it.
+#[derive(Debug, Clone, Default)]
+pub struct SourceOptions {
+    /// `None`: every namespace.
     pub namespace: Option<String>,
     pub context: String,
     pub cluster: String,
-    pub settings: Settings,
 }
 
 enum Change {
@@ -48,12 +43,13 @@ enum Change {
 }
 
 /// Handles to the running source; dropping it stops every task.
-pub struct LiveSource {
-    pub frames: FrameRx,
+pub struct WatchSource {
+    /// One update per batch of changes; none until something changed.
+    pub updates: mpsc::Receiver<SourceUpdate>,
     tasks: Vec<JoinHandle<()>>,
 }
 
-impl Drop for LiveSource {
+impl Drop for WatchSource {
     fn drop(&mut self) {
         for t in &self.tasks {
             t.abort();
@@ -68,13 +64,13 @@ pub struct WatchOptions {
     pub endpoint: Option<Endpoint>,
 }
 
-/// Watches with the default timeouts. The client should come from `client::watch_client`,
-/// whose read timeout is what notices a server that went silent.
-pub fn start(client: kube::Client, opts: LiveOptions) -> LiveSource {
-    start_watching(client, opts, WatchOptions::default())
-}
-
-pub fn start_watching(client: kube::Client, opts: LiveOptions, watch: WatchOptions) -> LiveSource {
+/// Watches every kind. The client should come from `client::watch_client`, whose read timeout
+/// is what notices a server that went silent.
+pub fn start_watching(
+    client: kube::Client,
+    opts: SourceOptions,
+    watch: WatchOptions,
+) -> WatchSource {
     let (tx, rx) = mpsc::channel::<Change>(4096);
     let watch = Arc::new(watch);
     let mut tasks: Vec<JoinHandle<()>> = KINDS
@@ -90,26 +86,19 @@ pub fn start_watching(client: kube::Client, opts: LiveOptions, watch: WatchOptio
         })
         .collect();
     drop(tx);
-    let (frame_tx, frame_rx) = watch::channel(None);
+    let (update_tx, update_rx) = mpsc::channel(1);
     let source = SourceInfo::Live {
         context: opts.context.clone(),
         cluster: opts.cluster.clone(),
     };
-    let mut settings = opts.settings;
-    // Live frames arrive mid-rename: give a rename in flight a few seconds before calling it
-    // half done.
-    if settings.rename_grace.is_zero() {
-        settings.rename_grace = jiff::SignedDuration::from_secs(5);
-    }
     tasks.push(tokio::spawn(store_task(
         rx,
-        frame_tx,
+        update_tx,
         source,
-        settings,
         opts.namespace.clone(),
     )));
-    LiveSource {
-        frames: frame_rx,
+    WatchSource {
+        updates: update_rx,
         tasks,
     }
 }
@@ -248,11 +237,20 @@ fn describe_watch_error(e: &watcher::Error, watch: &WatchOptions) -> String {
     }
 }
 
+/// The newest snapshot and what changed since the one handed out before it.
+#[derive(Debug, Clone)]
+pub struct SourceUpdate {
+    pub snapshot: Arc<Snapshot>,
+    pub changes: Changes,
+}
+
+/// Applies watch changes to the snapshot and hands it over with what changed. While the
+/// consumer is busy, changes keep folding into one pending update, so it never falls behind by
+/// more than one picture, and a change that arrives after a quiet period goes out at once.
 async fn store_task(
     mut rx: mpsc::Receiver<Change>,
-    frames: watch::Sender<Option<Arc<Frame>>>,
+    updates: mpsc::Sender<SourceUpdate>,
     source: SourceInfo,
-    settings: Settings,
     scope: Option<String>,
 ) {
     let mut snap = Snapshot {
@@ -270,69 +268,27 @@ async fn store_task(
         );
     }
     let mut snap = Arc::new(snap);
-    let mut seq = 0u64;
-    let mut dirty = false;
-    let mut last_publish = tokio::time::Instant::now() - MIN_FRAME_INTERVAL;
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut pending: Option<Changes> = None;
     loop {
-        let deadline = last_publish + MIN_FRAME_INTERVAL;
         tokio::select! {
             change = rx.recv() => {
                 let Some(change) = change else { return };
                 let s = Arc::make_mut(&mut snap);
-                apply(s, change);
-                // Drain whatever else is queued before deciding to publish: one frame per batch.
+                let changes = pending.get_or_insert_with(Changes::default);
+                apply(s, change, changes);
+                // Drain whatever else is queued: one update per batch.
                 while let Ok(more) = rx.try_recv() {
-                    apply(s, more);
-                }
-                dirty = true;
-            }
-            // Armed only when a publish can follow: while kinds are still listing, a past
-            // deadline would wake this loop over and over for nothing.
-            _ = tokio::time::sleep_until(deadline), if dirty && all_listed(&snap) => {}
-            _ = tick.tick() => {
-                // Time moves even when objects do not: stalls, deadlines, watch-stale.
-                if !dirty && seq > 0 {
-                    publish(&frames, &snap, &settings, &mut seq);
-                    continue;
+                    apply(s, more, changes);
                 }
             }
-        }
-        if dirty
-            && tokio::time::Instant::now() >= last_publish + MIN_FRAME_INTERVAL
-            && all_listed(&snap)
-        {
-            publish(&frames, &snap, &settings, &mut seq);
-            last_publish = tokio::time::Instant::now();
-            dirty = false;
+            permit = updates.reserve(), if pending.is_some() => {
+                let Ok(permit) = permit else { return };
+                if let Some(changes) = pending.take() {
+                    permit.send(SourceUpdate { snapshot: Arc::clone(&snap), changes });
+                }
+            }
         }
     }
-}
-
-/// The first frame waits until every kind has listed once (or is known absent), so that an
-/// empty table never means "not loaded yet".
-fn all_listed(snap: &Snapshot) -> bool {
-    snap.health
-        .values()
-        .all(|h| !matches!(h.state, SyncState::Syncing))
-}
-
-fn publish(
-    frames: &watch::Sender<Option<Arc<Frame>>>,
-    snap: &Arc<Snapshot>,
-    settings: &Settings,
-    seq: &mut u64,
-) {
-    let now = Timestamp::now();
-    let report = analyze(snap, settings, now);
-    *seq += 1;
-    frames.send_replace(Some(Arc::new(Frame {
-        seq: *seq,
-        snapshot: Arc::clone(snap),
-        report: Arc::new(report),
-        analyzed_at: now,
-    })));
 }
 
 fn set_state(s: &mut Snapshot, kind: Kind, state: SyncState) {
@@ -363,10 +319,11 @@ fn set_state(s: &mut Snapshot, kind: Kind, state: SyncState) {
     h.state = state;
 }
 
-fn apply(s: &mut Snapshot, change: Change) {
+fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
     let now = Timestamp::now();
     match change {
         Change::Resync(kind) => {
+            changes.health = true;
             // A relist after a synced state keeps the old objects visible, marked as resyncing.
             let was_synced = s
                 .health
@@ -405,6 +362,8 @@ fn apply(s: &mut Snapshot, change: Change) {
                 s.objects.insert(o);
             }
             set_state(s, kind, SyncState::Synced);
+            changes.kind(kind);
+            changes.health = true;
             if let Some(h) = s.health.get_mut(&kind) {
                 h.last_event = Some(now);
             }
@@ -416,20 +375,29 @@ fn apply(s: &mut Snapshot, change: Change) {
             // carry no time for status writes.
             let m = obj.meta_mut();
             m.last_change = Some(m.last_change.map_or(now, |t| t.max(now)));
+            changes.object(kind, ObjKey::new(m.namespace.clone(), m.name.clone()));
             super::changes::track(&s.objects, &mut obj, now);
             s.objects.insert(obj);
-            mark_live(s, kind, now);
+            changes.health |= mark_live(s, kind, now);
         }
         Change::Delete(kind, key) => {
             remember_deletion(s, kind, &key, now);
             s.objects.remove(kind, &key);
-            mark_live(s, kind, now);
+            changes.health |= mark_live(s, kind, now);
+            changes.object(kind, key);
         }
         Change::Error(kind, error) => {
+            changes.health = true;
             set_state(s, kind, SyncState::Resyncing { since: now, error })
         }
-        Change::NotInstalled(kind) => set_state(s, kind, SyncState::NotInstalled),
-        Change::Forbidden(kind, error) => set_state(s, kind, SyncState::Forbidden { error }),
+        Change::NotInstalled(kind) => {
+            changes.health = true;
+            set_state(s, kind, SyncState::NotInstalled)
+        }
+        Change::Forbidden(kind, error) => {
+            changes.health = true;
+            set_state(s, kind, SyncState::Forbidden { error })
+        }
     }
 }
 
@@ -440,7 +408,7 @@ fn remember_deletion(s: &mut Snapshot, kind: Kind, key: &ObjKey, now: Timestamp)
         return;
     }
     if let Some(m) = s.objects.meta(kind, key) {
-        let t = super::snapshot::Tombstone {
+        let t = crate::model::tombstones::Tombstone {
             kind,
             key: key.clone(),
             uid: m.uid.clone(),
@@ -451,11 +419,15 @@ fn remember_deletion(s: &mut Snapshot, kind: Kind, key: &ObjKey, now: Timestamp)
     }
 }
 
-fn mark_live(s: &mut Snapshot, kind: Kind, now: Timestamp) {
+/// Returns whether the kind's state changed (not only its last event time).
+fn mark_live(s: &mut Snapshot, kind: Kind, now: Timestamp) -> bool {
+    let mut changed = false;
     if let Some(h) = s.health.get_mut(&kind) {
         if !matches!(h.state, SyncState::Synced) {
             h.state = SyncState::Synced;
+            changed = true;
         }
         h.last_event = Some(now);
     }
+    changed
 }

@@ -8,12 +8,11 @@ pub mod input;
 pub mod json_stream;
 pub mod list_once;
 pub mod live;
-pub mod snapshot;
 pub mod static_source;
-pub mod tombstones;
 pub mod yaml_stream;
 
-pub use snapshot::{KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState};
-pub mod feed;
-
-pub use feed::{Frame, FrameRx, FrameTx};
+// The snapshot lives at the ground floor (model); these keep the old paths working.
+pub use crate::model::snapshot::{
+    self, KindHealth, ObjKey, Snapshot, SourceInfo, Store, SyncState,
+};
+pub use crate::model::tombstones;

@@ -1,9 +1,9 @@
 //! Object metadata, read tolerantly.
 
 use super::json::{array_at, at, map_at, opt_str, time_at};
+use super::strmap::StrMap;
 use jiff::Timestamp;
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnerRef {
@@ -24,8 +24,8 @@ pub struct Meta {
     pub generate_name: Option<String>,
     pub created: Option<Timestamp>,
     pub deleted: Option<Timestamp>,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: StrMap,
+    pub annotations: StrMap,
     pub owners: Vec<OwnerRef>,
     pub finalizers: Vec<String>,
     /// The latest time the object is known to have changed: the newest of its creation,
@@ -81,8 +81,10 @@ impl Meta {
             generate_name: opt_str(v, &["metadata", "generateName"]),
             created,
             deleted,
-            labels: map_at(v, &["metadata", "labels"]),
-            annotations: map_at(v, &["metadata", "annotations"]),
+            labels: map_at(v, &["metadata", "labels"]).into_iter().collect(),
+            annotations: map_at(v, &["metadata", "annotations"])
+                .into_iter()
+                .collect(),
             owners,
             finalizers: super::json::str_list(v, &["metadata", "finalizers"]),
             last_change,
@@ -96,10 +98,10 @@ impl Meta {
     }
 
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.get(key).map(String::as_str)
+        self.labels.get(key)
     }
 
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.annotations.get(key).map(String::as_str)
+        self.annotations.get(key)
     }
 }

@@ -1,5 +1,6 @@
 //! Typed, tolerant views of the kinds restorewatch watches.
 
+pub mod changes;
 pub mod field;
 pub mod history;
 pub mod json;
@@ -9,8 +10,12 @@ pub mod names;
 pub mod object;
 pub mod objects;
 pub mod ownership;
+pub mod packed;
 pub mod quantity;
 pub mod secrets;
+pub mod snapshot;
+pub mod strmap;
+pub mod tombstones;
 
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};

@@ -12,8 +12,16 @@ pub struct Obj<T> {
     pub meta: Meta,
     pub spec: T,
     /// The object as JSON text: `managedFields` and `last-applied-configuration` removed,
-    /// secrets redacted. Text, not a `Value`, because it is read only when a person asks.
-    pub raw: Box<str>,
+    /// secrets redacted. Packed text, not a `Value`, because it is read only when a person
+    /// asks (or the history diffs an update).
+    pub raw: super::packed::Packed,
+}
+
+impl<T> Obj<T> {
+    /// The displayable JSON text.
+    pub fn text(&self) -> String {
+        self.raw.unpack().unwrap_or_default()
+    }
 }
 
 impl<T> Deref for Obj<T> {
@@ -62,13 +70,14 @@ macro_rules! any_object {
                 }
             }
 
-            pub fn raw(&self) -> &str {
+            /// The displayable JSON text.
+            pub fn raw(&self) -> String {
                 match self {
-                    $(AnyObject::$variant(o) => &o.raw,)*
+                    $(AnyObject::$variant(o) => o.text(),)*
                 }
             }
 
-            fn build(kind: Kind, meta: Meta, v: &Value, raw: Box<str>) -> AnyObject {
+            fn build(kind: Kind, meta: Meta, v: &Value, raw: super::packed::Packed) -> AnyObject {
                 match kind {
                     $(Kind::$variant => AnyObject::$variant(Obj { meta, spec: <$ty>::parse(v), raw }),)*
                 }
@@ -144,8 +153,6 @@ pub fn parse_object(mut v: Value) -> Result<AnyObject, ParseError> {
     // Typed fields are read before redaction, which only hides them from display.
     let mut shown = v.clone();
     super::secrets::redact_for_display(&mut shown);
-    let raw = serde_json::to_string(&shown)
-        .unwrap_or_default()
-        .into_boxed_str();
+    let raw = super::packed::Packed::pack(&serde_json::to_string(&shown).unwrap_or_default());
     Ok(AnyObject::build(kind, meta, &v, raw))
 }

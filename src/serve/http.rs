@@ -2,7 +2,7 @@
 //! computed from the frame at request time, so a scrape never sees a half-updated picture.
 
 use super::metrics::{CONTENT_TYPE, Exposition, encode_frame};
-use crate::cluster::feed::FrameRx;
+use crate::pipeline::frame::FrameRx;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;

@@ -3,9 +3,9 @@
 //! that went away has no series in the next scrape.
 
 use crate::analysis::{Finding, Report, StepState};
-use crate::cluster::feed::Frame;
 use crate::cluster::{Snapshot, SyncState};
 use crate::model::{KINDS, KindInfo, quantity};
+use crate::pipeline::frame::Frame;
 use jiff::Timestamp;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;

@@ -6,7 +6,8 @@ pub mod metrics;
 
 use crate::analysis::Settings;
 use crate::cli::common::ClusterArgs;
-use crate::cluster::{client, live};
+use crate::cluster::client;
+use crate::pipeline::live;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

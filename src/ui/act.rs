@@ -147,7 +147,7 @@ pub fn on_mark(app: &mut App) {
 }
 
 /// `a` on the `-orig` screen with marks: one dialog reclaims them all.
-fn open_bulk(app: &mut App, frame: &crate::cluster::Frame) {
+fn open_bulk(app: &mut App, frame: &crate::pipeline::Frame) {
     let targets = marked(app);
     let id = app.next_id;
     app.next_id += super::bulk::ids_needed(targets.len());

@@ -7,7 +7,7 @@ use super::keys::{Keymap, ScreenKind};
 use super::sort::Sort;
 use super::theme::Theme;
 use crate::analysis::{ObjRef, RestoreId};
-use crate::cluster::Frame;
+use crate::pipeline::Frame;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use std::collections::BTreeMap;

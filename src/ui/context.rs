@@ -7,9 +7,9 @@ use super::action_worker::ActionBackend;
 use super::app::App;
 use super::update::{Msg, update};
 use crate::analysis::Settings;
-use crate::cli::common::ClusterArgs;
-use crate::cluster::live::{self, LiveOptions, LiveSource};
-use crate::cluster::{FrameRx, client};
+use crate::cluster::client;
+use crate::pipeline::FrameRx;
+use crate::pipeline::live::{self, LiveOptions, LiveSource};
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -40,12 +40,11 @@ pub struct Session {
 impl Connector {
     /// Connects to `context` (the kubeconfig's current one when `None`) and starts watching.
     pub async fn connect(&self, context: Option<&str>) -> anyhow::Result<Session> {
-        let args = ClusterArgs {
+        let args = client::ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: context.map(str::to_string),
             namespace: self.namespace.clone(),
-            all_namespaces: self.namespace.is_none(),
-            ..ClusterArgs::default()
+            timeouts: self.timeouts,
         };
         let conn = client::connect_with(&args, self.timeouts).await?;
         tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");

@@ -8,7 +8,7 @@ use super::app::{App, UiOptions};
 use super::context::{self, Connector, Session};
 use super::update::{Msg, event_to_msg, update};
 use super::views::view;
-use crate::cluster::FrameRx;
+use crate::pipeline::FrameRx;
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, EventStream};
 use crossterm::execute;
 use crossterm::terminal::{

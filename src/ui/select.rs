@@ -8,8 +8,9 @@ use crate::analysis::{
     DiskChain, DownloadInfo, DvInfo, EventLine, Finding, ObjRef, OrigPvcView, PgView, PvInfo,
     PvcInfo, RestoreView, StepId,
 };
-use crate::cluster::{Frame, ObjKey, Snapshot, SyncState};
+use crate::cluster::{ObjKey, Snapshot, SyncState};
 use crate::model::Kind;
+use crate::pipeline::Frame;
 use jiff::Timestamp;
 
 fn matches(filter: &str, fields: &[&str]) -> bool {
@@ -33,6 +34,7 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
         .report
         .restores
         .iter()
+        .map(|r| &**r)
         .filter(|r| app.in_scope(&r.id.namespace))
         .filter(|r| {
             let target = r.target.as_ref().map(|t| t.name.as_str()).unwrap_or("");
@@ -199,7 +201,7 @@ pub fn events(app: &App) -> Vec<(&RestoreView, &EventLine)> {
         .restores
         .iter()
         .filter(|r| app.in_scope(&r.id.namespace))
-        .flat_map(|r| r.events.iter().map(move |e| (r, e)))
+        .flat_map(|r| r.events.iter().map(move |e| (&**r, e)))
         .filter(|(r, e)| {
             let about = e.about.as_ref().map(|o| o.to_string()).unwrap_or_default();
             matches(f, &[&r.id.name, &e.type_, &e.reason, &e.message, &about])
@@ -429,7 +431,7 @@ pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
         .raw(target.kind, &key)
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
     let v: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
+        serde_json::from_str(&raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
     serde_saphyr::to_string(&v)
         .map(crate::text::for_terminal_owned)
         .map_err(|e| format!("cannot render YAML: {e}"))

@@ -7,7 +7,7 @@ use super::{act, command, format, select, views::layout};
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
 use crate::analysis::{ObjRef, RestoreId};
-use crate::cluster::Frame;
+use crate::pipeline::Frame;
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };

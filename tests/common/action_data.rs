@@ -6,7 +6,8 @@
 use jiff::Timestamp;
 use restorewatch::analysis::{Settings, analyze};
 use restorewatch::cli::check::load_snapshot;
-use restorewatch::cluster::{Frame, SourceInfo};
+use restorewatch::cluster::SourceInfo;
+use restorewatch::pipeline::Frame;
 use restorewatch::ui::app::{Actions, App};
 use restorewatch::ui::{Msg, update};
 use std::path::PathBuf;

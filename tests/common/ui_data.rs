@@ -6,8 +6,9 @@
 
 use jiff::{SignedDuration, Timestamp};
 use restorewatch::analysis::*;
-use restorewatch::cluster::{Frame, KindHealth, Snapshot, SourceInfo, SyncState};
+use restorewatch::cluster::{KindHealth, Snapshot, SourceInfo, SyncState};
 use restorewatch::model::{Field, Kind, parse_object};
+use restorewatch::pipeline::Frame;
 use restorewatch::ui::app::{App, UiOptions};
 use restorewatch::ui::theme::Theme;
 use serde_json::json;
@@ -631,7 +632,11 @@ pub fn findings() -> Vec<Finding> {
 pub fn report() -> Report {
     Report {
         now: Some(now()),
-        restores: vec![restore_test(), pg_restore(), healthy_restore()],
+        restores: vec![
+            restore_test().into(),
+            pg_restore().into(),
+            healthy_restore().into(),
+        ],
         findings: findings(),
         orig_pvcs: vec![
             orig_view(

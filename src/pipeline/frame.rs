@@ -2,7 +2,7 @@
 //! change. The UI only ever reads the newest frame; it never talks to the API.
 
 use crate::analysis::Report;
-use crate::cluster::Snapshot;
+use crate::model::snapshot::Snapshot;
 use jiff::Timestamp;
 use std::sync::Arc;
 

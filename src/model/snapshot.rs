@@ -4,8 +4,8 @@
 use crate::model::objects::*;
 use crate::model::{AnyObject, Kind, Obj};
 use jiff::Timestamp;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjKey {
@@ -30,35 +30,28 @@ impl ObjKey {
 ///
 /// A persistent (structurally shared) map: cloning a `Store` is O(1) and a change copies only
 /// the path to the changed entry, so the live source can change its snapshot while the UI still
-/// holds the previous frame without copying every object's key each time.
+/// holds the previous frame without copying every object's key each time. The term index is
+/// kept up to date on every change the same way (a change rebuilds only the lists of its own
+/// object's terms), so that a change never costs a rebuild over every object of the kind.
 pub struct Store<T> {
     map: imbl::OrdMap<ObjKey, Arc<Obj<T>>>,
-    /// Built on the first `by_term` lookup, dropped on every change, shared by clones.
-    terms: OnceLock<Arc<TermIndex<T>>>,
+    terms: imbl::HashMap<String, Arc<Vec<Arc<Obj<T>>>>>,
 }
-
-type TermIndex<T> = HashMap<String, Vec<Arc<Obj<T>>>>;
 
 impl<T> Default for Store<T> {
     fn default() -> Self {
         Store {
             map: imbl::OrdMap::new(),
-            terms: OnceLock::new(),
+            terms: imbl::HashMap::new(),
         }
     }
 }
 
 impl<T> Clone for Store<T> {
     fn clone(&self) -> Self {
-        // The index describes the same objects until one of the two changes, which drops its
-        // own copy: sharing it keeps the kinds a batch did not touch indexed.
-        let terms = OnceLock::new();
-        if let Some(index) = self.terms.get() {
-            let _ = terms.set(Arc::clone(index));
-        }
         Store {
             map: self.map.clone(),
-            terms,
+            terms: self.terms.clone(),
         }
     }
 }
@@ -115,18 +108,6 @@ impl<T> Store<T> {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
-    pub fn insert(&mut self, obj: Obj<T>) {
-        let key = ObjKey::new(obj.meta.namespace.clone(), obj.meta.name.clone());
-        self.map.insert(key, Arc::new(obj));
-        self.terms = OnceLock::new();
-    }
-    pub fn remove(&mut self, key: &ObjKey) -> bool {
-        let removed = self.map.remove(key).is_some();
-        if removed {
-            self.terms = OnceLock::new();
-        }
-        removed
-    }
     fn entry(&self, key: &ObjKey) -> Option<&Arc<Obj<T>>> {
         self.map.get(key)
     }
@@ -136,33 +117,87 @@ impl<T> Store<T> {
 }
 
 /// Secondary lookup keys of an object ("terms"), for the few questions the analysis asks of
-/// every object of a kind ("which PV claims this PVC?") once per restore.
+/// every object of a kind ("which PV claims this PVC?"). Most kinds have none.
 pub trait Terms {
-    fn terms(&self, out: &mut Vec<String>);
+    fn terms(&self, _out: &mut Vec<String>) {}
+}
+
+fn terms_of<T>(o: &Obj<T>) -> Vec<String>
+where
+    Obj<T>: Terms,
+{
+    let mut buf = Vec::new();
+    o.terms(&mut buf);
+    buf.sort();
+    buf.dedup();
+    buf
+}
+
+fn position<T>(list: &[Arc<Obj<T>>], namespace: &str, name: &str) -> Result<usize, usize> {
+    list.binary_search_by(|o| {
+        (o.meta.namespace.as_str(), o.meta.name.as_str()).cmp(&(namespace, name))
+    })
 }
 
 impl<T> Store<T>
 where
     Obj<T>: Terms,
 {
-    /// Objects having `term` among their `Terms`, in key order: the same objects, in the same
-    /// order, as a scan of `iter()` would find, without the scan after the first call.
-    pub fn by_term(&self, term: &str) -> &[Arc<Obj<T>>] {
-        let index = self.terms.get_or_init(|| {
-            let mut index: TermIndex<T> = HashMap::new();
-            let mut buf = Vec::new();
-            for o in self.map.values() {
-                buf.clear();
-                o.terms(&mut buf);
-                buf.sort();
-                buf.dedup();
-                for t in buf.drain(..) {
-                    index.entry(t).or_default().push(Arc::clone(o));
-                }
+    pub fn insert(&mut self, obj: Obj<T>) {
+        let key = ObjKey::new(obj.meta.namespace.clone(), obj.meta.name.clone());
+        let obj = Arc::new(obj);
+        if let Some(old) = self.map.insert(key, Arc::clone(&obj)) {
+            self.unindex(&old);
+        }
+        for t in terms_of(&obj) {
+            let list = Arc::make_mut(self.terms.entry(t).or_default());
+            match position(list, &obj.meta.namespace, &obj.meta.name) {
+                Ok(i) => list[i] = Arc::clone(&obj),
+                Err(i) => list.insert(i, Arc::clone(&obj)),
             }
-            Arc::new(index)
-        });
-        index.get(term).map_or(&[], Vec::as_slice)
+        }
+    }
+
+    pub fn remove(&mut self, key: &ObjKey) -> bool {
+        match self.map.remove(key) {
+            Some(old) => {
+                self.unindex(&old);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn unindex(&mut self, old: &Obj<T>) {
+        for t in terms_of(old) {
+            let emptied = match self.terms.get_mut(&t) {
+                Some(list) => {
+                    let list = Arc::make_mut(list);
+                    if let Ok(i) = position(list, &old.meta.namespace, &old.meta.name) {
+                        list.remove(i);
+                    }
+                    list.is_empty()
+                }
+                None => false,
+            };
+            if emptied {
+                self.terms.remove(&t);
+            }
+        }
+    }
+
+    /// Objects having `term` among their `Terms`, in key order: the same objects, in the same
+    /// order, as a scan of `iter()` would find, without the scan.
+    pub fn by_term(&self, term: &str) -> &[Arc<Obj<T>>] {
+        self.terms.get(term).map_or(&[], |l| l.as_slice())
+    }
+
+    /// `by_term`, only the objects of one namespace.
+    pub fn by_term_in(&self, term: &str, namespace: &str) -> &[Arc<Obj<T>>] {
+        let all = self.by_term(term);
+        let from = all.partition_point(|o| o.meta.namespace.as_str() < namespace);
+        let to = all.partition_point(|o| o.meta.namespace.as_str() <= namespace);
+        &all[from..to]
     }
 }
 
@@ -348,9 +383,9 @@ macro_rules! snapshot {
             }
 
             /// The displayable JSON of any object.
-            pub fn raw(&self, kind: Kind, key: &ObjKey) -> Option<&str> {
+            pub fn raw(&self, kind: Kind, key: &ObjKey) -> Option<String> {
                 match kind {
-                    $(Kind::$variant => self.$field.entry(key).map(|o| &*o.raw),)*
+                    $(Kind::$variant => self.$field.entry(key).map(|o| o.text()),)*
                 }
             }
 
@@ -372,6 +407,22 @@ macro_rules! snapshot {
         }
     };
 }
+
+// The kinds nothing is looked up in by term.
+impl Terms for Obj<Namespace> {}
+impl Terms for Obj<StorageClass> {}
+impl Terms for Obj<Pod> {}
+impl Terms for Obj<Event> {}
+impl Terms for Obj<RestoreJob> {}
+impl Terms for Obj<Backup> {}
+impl Terms for Obj<DataVolume> {}
+impl Terms for Obj<VirtualMachine> {}
+impl Terms for Obj<Vmi> {}
+impl Terms for Obj<HelmRelease> {}
+impl Terms for Obj<CnpgCluster> {}
+impl Terms for Obj<CnpgBackup> {}
+impl Terms for Obj<ObjectStore> {}
+impl Terms for Obj<PostgresApp> {}
 
 snapshot! {
     namespaces: Namespace => Namespace,
@@ -431,6 +482,14 @@ impl Snapshot {
             s.objects.insert(o);
         }
         s
+    }
+
+    /// Every kind has listed once (or is known absent): before that an empty table could mean
+    /// "not loaded yet", so no picture is shown.
+    pub fn all_listed(&self) -> bool {
+        self.health
+            .values()
+            .all(|h| !matches!(h.state, SyncState::Syncing))
     }
 
     pub fn is_stale(&self, kind: Kind) -> bool {

@@ -1,0 +1,189 @@
+//! Incremental analysis: the report of the previous snapshot, with only what a change can
+//! have altered redone.
+//!
+//! The unit of reuse is a namespace's restores (`analysis::NamespacePart`): every comparison
+//! between restores (same application, superseded) stays inside a namespace. A change marks
+//! the namespaces whose restores can read the changed object (conservatively: see
+//! `touched`), those are re-analysed, the others are shared as they were (`Arc<RestoreView>`),
+//! and the cluster-wide findings are redone each time (they read across namespaces).
+//!
+//! Time: the analyzer has its own clock, moved by `tick`. A part whose rules read the clock
+//! (stalls, deadlines, grace periods: `NamespacePart::time_sensitive`) is redone on each tick;
+//! the others give the same answer at any time and are kept.
+
+use crate::analysis::{self, NamespacePart, Report, Settings};
+use crate::model::Kind;
+use crate::model::changes::Changes;
+use crate::model::snapshot::Snapshot;
+use crate::model::tombstones::Tombstones;
+use jiff::Timestamp;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+pub struct Analyzer {
+    settings: Settings,
+    snap: Arc<Snapshot>,
+    now: Timestamp,
+    parts: BTreeMap<String, NamespacePart>,
+    report: Arc<Report>,
+}
+
+/// Which namespaces a batch of changes can alter.
+enum Touched {
+    All,
+    Some(BTreeSet<String>),
+}
+
+impl Analyzer {
+    /// Analyses `snap` whole at `now`.
+    pub fn new(snap: Arc<Snapshot>, settings: Settings, now: Timestamp) -> Analyzer {
+        let mut a = Analyzer {
+            settings,
+            snap,
+            now,
+            parts: BTreeMap::new(),
+            report: Arc::new(Report::default()),
+        };
+        a.redo_all();
+        a
+    }
+
+    pub fn report(&self) -> &Arc<Report> {
+        &self.report
+    }
+
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    /// The clock the report was made for.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Takes the next snapshot, reached from the current one by `changes`, and returns its
+    /// report at the analyzer's clock.
+    pub fn apply(&mut self, snap: Arc<Snapshot>, changes: &Changes) -> Arc<Report> {
+        let touched = touched(&self.snap, &snap, changes);
+        self.snap = snap;
+        match touched {
+            Touched::All => self.redo_all(),
+            Touched::Some(namespaces) => {
+                for ns in namespaces {
+                    self.redo(&ns);
+                }
+                self.assemble();
+            }
+        }
+        Arc::clone(&self.report)
+    }
+
+    /// Moves the clock to `now`: the restores whose rules read the clock are redone.
+    pub fn tick(&mut self, now: Timestamp) -> Arc<Report> {
+        self.now = now;
+        let sensitive: Vec<String> = self
+            .parts
+            .iter()
+            .filter(|(_, p)| p.time_sensitive())
+            .map(|(ns, _)| ns.clone())
+            .collect();
+        for ns in sensitive {
+            self.redo(&ns);
+        }
+        self.assemble();
+        Arc::clone(&self.report)
+    }
+
+    fn redo_all(&mut self) {
+        self.parts.clear();
+        for ns in analysis::part_namespaces(&self.snap) {
+            let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, &ns);
+            self.parts.insert(ns, part);
+        }
+        self.assemble();
+    }
+
+    fn redo(&mut self, ns: &str) {
+        let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, ns);
+        if part.is_empty() {
+            self.parts.remove(ns);
+        } else {
+            self.parts.insert(ns.to_string(), part);
+        }
+    }
+
+    fn assemble(&mut self) {
+        self.report = Arc::new(analysis::assemble(
+            &self.snap,
+            &self.settings,
+            self.now,
+            self.parts.values(),
+        ));
+    }
+}
+
+/// The namespaces whose restores can read something `changes` altered between `old` and `new`.
+///
+/// Conservative where the analysis looks across namespaces: a PV counts for the namespaces of
+/// the claims that name it (its `claimRef`, before and after, and every PVC whose `volumeName`
+/// it is); a Velero Restore or DataDownload (kept in Velero's own namespace, found by labels
+/// and name prefixes) and a StorageClass or Namespace count for every namespace, as does any
+/// change of health, scope or a whole kind.
+fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
+    if changes.health || !changes.kinds.is_empty() || old.scope != new.scope {
+        return Touched::All;
+    }
+    let mut out = BTreeSet::new();
+    for (kind, key) in &changes.objects {
+        match kind {
+            Kind::VeleroRestore | Kind::DataDownload | Kind::StorageClass | Kind::Namespace => {
+                return Touched::All;
+            }
+            Kind::PersistentVolume => {
+                for snap in [old, new] {
+                    if let Some(c) = snap
+                        .pvs
+                        .get("", &key.name)
+                        .and_then(|pv| pv.claim_ref.as_ref())
+                    {
+                        out.insert(c.namespace.clone());
+                    }
+                }
+                for pvc in new.pvcs.iter() {
+                    if pvc.volume_name.as_deref() == Some(key.name.as_str()) {
+                        out.insert(pvc.meta.namespace.clone());
+                    }
+                }
+            }
+            _ => {
+                out.insert(key.namespace.clone());
+            }
+        }
+    }
+    for ns in evicted_tombstones(&old.tombstones, &new.tombstones) {
+        out.insert(ns);
+    }
+    Touched::Some(out)
+}
+
+/// Namespaces of the tombstones that fell out of the bounded list: the analysis may have
+/// leaned on them (when an object went, and who owned it).
+fn evicted_tombstones(old: &Tombstones, new: &Tombstones) -> Vec<String> {
+    if old.len() < Tombstones::MAX {
+        return Vec::new();
+    }
+    // New ones are pushed at the back, old ones fall off the front: the first that survived
+    // tells how many fell.
+    let gone = match new.iter().next() {
+        Some(first) => old.iter().position(|t| t == first).unwrap_or(old.len()),
+        None => old.len(),
+    };
+    old.iter()
+        .take(gone)
+        .map(|t| t.key.namespace.clone())
+        .collect()
+}

@@ -1,0 +1,23 @@
+//! From source changes to analysed frames: the one place above the sources (`cluster`) and the
+//! rules (`analysis`), shared by the dashboard, `serve` and the benchmark.
+//!
+//! Public entry points (stable; the benchmark calls them):
+//! - [`Analyzer`]: incremental analysis. `Analyzer::new(snapshot, settings, now)` analyses
+//!   everything once; `Analyzer::apply(snapshot, &changes)` takes the next snapshot with the
+//!   [`Changes`] that lead to it and returns the new `Arc<Report>`, redoing only the namespaces
+//!   the changes touch (plus the cluster-wide findings); `Analyzer::tick(now)` moves the
+//!   clock and redoes only the restores whose rules read it. The report always equals
+//!   `analysis::analyze(snapshot, settings, report.now)` (property-tested).
+//! - [`live::start`] / [`live::start_watching`]: the live watches of `cluster::live`, analysed
+//!   into [`Frame`]s on a watch channel (the first change after a quiet period is analysed and
+//!   sent at once; only a stream of changes is coalesced, to ~30 frames a second).
+//! - [`still::spawn`] / [`still::spawn_at`]: frames of a picture that never changes (files).
+
+pub mod analyzer;
+pub mod frame;
+pub mod live;
+pub mod still;
+
+pub use crate::model::changes::Changes;
+pub use analyzer::Analyzer;
+pub use frame::{Frame, FrameRx, FrameTx};
