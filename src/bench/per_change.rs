@@ -1,38 +1,39 @@
 //! What the live pipeline computes for one changed object, timed on its own: the figure behind
 //! the target "incremental analysis of one change under 1 ms".
 //!
-//! `PerChange` is the one place that says what the pipeline does per change. Today the store
-//! task re-runs a full `analyze` on every batch, so that is what it does here; when the
-//! pipeline gains incremental analysis, its entry point replaces these two bodies and the
-//! bench's figure follows without other edits.
+//! `PerChange` is the one place that says what the pipeline does per change: the live
+//! pipeline's incremental `Analyzer` (built once on the frame's snapshot, outside the timing)
+//! applying one changed object. Should the pipeline's per-change step change again, these two
+//! bodies follow it and the bench's figure with them.
 
-use crate::analysis::{Report, Settings, analyze};
-use crate::cluster::{Frame, ObjKey, Snapshot};
+use crate::analysis::{Report, Settings};
+use crate::model::snapshot::{ObjKey, Snapshot};
 use crate::model::{Kind, parse_object};
-use jiff::Timestamp;
+use crate::pipeline::{Analyzer, Changes, Frame};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The pipeline's state between changes, and what it does on one. Today the store task keeps
-/// nothing and re-runs a full `analyze` per batch; an incremental pipeline keeps its analyser
-/// here (built in `new`, outside the timing) and applies the one change in `change`.
+/// The pipeline's state between changes, and what it does on one.
 pub struct PerChange {
-    settings: Settings,
-    now: Timestamp,
+    analyzer: Analyzer,
 }
 
 impl PerChange {
     pub fn new(frame: &Frame, settings: &Settings) -> PerChange {
         PerChange {
-            settings: settings.clone(),
-            now: frame.analyzed_at,
+            analyzer: Analyzer::new(
+                Arc::clone(&frame.snapshot),
+                settings.clone(),
+                frame.analyzed_at,
+            ),
         }
     }
 
     /// The report for `snap`, reached from the previous snapshot by changing one object.
     pub fn change(&mut self, snap: Arc<Snapshot>, kind: Kind, key: ObjKey) -> Arc<Report> {
-        let _ = (kind, key);
-        Arc::new(analyze(&snap, &self.settings, self.now))
+        let mut changes = Changes::default();
+        changes.object(kind, key);
+        self.analyzer.apply(snap, &changes)
     }
 }
 
@@ -51,7 +52,7 @@ pub fn time_changes(
         let Some(pvc) = snap.objects.pvcs.get(ns, name) else {
             continue;
         };
-        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&pvc.raw) else {
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&pvc.text()) else {
             continue;
         };
         v["metadata"]["annotations"]["bench.restorewatch.io/change"] = i.to_string().into();
