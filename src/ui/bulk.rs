@@ -496,31 +496,7 @@ pub fn on_step(b: &mut Bulk, id: u64, event: StepEvent) {
     let Run::Running { steps, waiting } = &mut b.items[i].run else {
         return;
     };
-    let (op, state, note) = match event {
-        StepEvent::Waiting { pvc, waited_secs } => {
-            *waiting = Some(format!(
-                "waiting for the PV controller to bind {pvc} ({waited_secs} s)"
-            ));
-            return;
-        }
-        StepEvent::RecordFailed(_) => return,
-        StepEvent::Start(op) => (op, StepState::Running, None),
-        StepEvent::Done(op) => (op, StepState::Done, None),
-        StepEvent::Conflict(op, msg) => (op, StepState::Conflict, Some(msg)),
-    };
-    match steps
-        .iter_mut()
-        .find(|s| s.state != StepState::Done && s.op.same_step(&op))
-    {
-        Some(s) => {
-            s.op = op;
-            s.state = state;
-            if note.is_some() || state == StepState::Done {
-                s.note = note;
-            }
-        }
-        None => steps.push(StepLine { op, state, note }),
-    }
+    super::dialog::apply_step(steps, waiting, event);
 }
 
 /// A PVC's execution ended: record it and start the next one.

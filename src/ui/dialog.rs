@@ -551,6 +551,12 @@ pub fn on_step(d: &mut Dialog, event: StepEvent) {
     let Stage::Running { steps, waiting, .. } = &mut d.stage else {
         return;
     };
+    apply_step(steps, waiting, event);
+}
+
+/// Folds one executor event into a progress list (the single dialog's and each PVC's of the
+/// bulk dialog): a wait replaces the waiting line, a step updates its own line.
+pub fn apply_step(steps: &mut Vec<StepLine>, waiting: &mut Option<String>, event: StepEvent) {
     let (op, state, note) = match event {
         StepEvent::Waiting { pvc, waited_secs } => {
             *waiting = Some(format!(
