@@ -182,7 +182,12 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
     let all = Scenario::builtin().expect("built-in scenarios parse");
     let mut covered = BTreeSet::new();
     let mut failures = Vec::new();
-    for scenario in &all {
+    // A scenario judged wrong is played once more on a fresh emulator: at 1000x on a loaded
+    // 2-core machine a timing-sensitive rule (restore-stalled) was seen to miss once in a full
+    // CI run; a real regression fails both plays. Both reports are printed.
+    let mut queue: Vec<(&Scenario, bool)> = all.iter().map(|s| (s, false)).collect();
+    while let Some((scenario, replay)) = queue.pop() {
+        let played = scenario;
         let sim = start().await;
         let dir = tempfile::tempdir().unwrap();
         let (scenario, run) = play_settled(&sim, &scenario.name, SPEED).await;
@@ -203,7 +208,15 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
         let report = check_live(&kubeconfig(&sim, dir.path())).await;
         eprintln!("== {} {stage}\n{}", scenario.name, describe(&report));
         if let Some(m) = mismatch(&report, expect) {
-            failures.push(format!("{} {stage}: {m}", scenario.name));
+            if replay {
+                failures.push(format!("{} {stage} (played twice): {m}", scenario.name));
+            } else {
+                eprintln!(
+                    "== {} {stage}: mismatch, playing it once more: {m}",
+                    scenario.name
+                );
+                queue.push((played, true));
+            }
         }
         run.abort();
         sim.shutdown().await;
