@@ -41,9 +41,9 @@ pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out
 /// `(restore, terminal, disk names)` of VM restores that keep disks.
 pub type DiskUse = (RestoreId, bool, String, Vec<String>);
 
-pub fn hash_collisions(snap: &Snapshot, uses: &[DiskUse], out: &mut Findings) {
+pub fn hash_collisions(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
     for (i, (a, a_term, a_hash, a_disks)) in uses.iter().enumerate() {
-        for (b, b_term, b_hash, b_disks) in &uses[i + 1..] {
+        for (b, b_term, b_hash, b_disks) in uses[i + 1..].iter().copied() {
             if a.namespace != b.namespace
                 || a.name == b.name
                 || a_hash != b_hash
