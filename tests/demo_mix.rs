@@ -51,7 +51,7 @@ async fn the_default_mix_plays_side_by_side_without_cross_talk() {
         .iter()
         .map(String::as_str)
         .collect();
-        let in_ns = |f: &&restorewatch::analysis::Finding| {
+        let in_ns = |f: &&std::sync::Arc<restorewatch::analysis::Finding>| {
             f.restore.as_ref().is_some_and(|r| r.namespace == ns)
                 || f.objects.iter().any(|o| o.namespace == ns)
         };

@@ -216,7 +216,7 @@ fn every_fixture_meets_its_expectations() {
                             == *r
                     })
             };
-            if !report.findings.iter().any(|f| fits(&f)) {
+            if !report.findings.iter().any(|f| fits(&&**f)) {
                 let got: Vec<String> = report
                     .findings
                     .iter()

@@ -289,8 +289,8 @@ fn huge_names_are_cut_with_an_ellipsis() {
     std::sync::Arc::make_mut(&mut r.restores[0]).id.name = long.clone();
     std::sync::Arc::make_mut(&mut r.restores[0]).id.namespace = format!("ns-{long}");
     std::sync::Arc::make_mut(&mut r.restores[0]).disks[1].disk = long.clone();
-    r.findings[0].restore = Some(r.restores[0].id.clone());
-    r.findings[0].message = long.clone();
+    std::sync::Arc::make_mut(&mut r.findings[0]).restore = Some(r.restores[0].id.clone());
+    std::sync::Arc::make_mut(&mut r.findings[0]).message = long.clone();
     std::sync::Arc::make_mut(&mut r.orig_pvcs[0]).pvc.name = long.clone();
     for (w, h) in SIZES {
         let mut a = app(w, h);

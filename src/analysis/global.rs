@@ -14,11 +14,12 @@ use jiff::Timestamp;
 use std::collections::BTreeMap;
 
 pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out: &mut Findings) {
-    let mut by_app: BTreeMap<(String, String, String), Vec<&RestoreView>> = BTreeMap::new();
+    // Borrowed keys: this runs on every change, over every restore in the cluster.
+    let mut by_app: BTreeMap<(&str, &str, &str), Vec<&RestoreView>> = BTreeMap::new();
     for r in restores.iter().filter(|r| !r.terminal) {
         if let Some(t) = &r.target {
             by_app
-                .entry((r.id.namespace.clone(), t.kind.clone(), t.name.clone()))
+                .entry((r.id.namespace.as_str(), t.kind.as_str(), t.name.as_str()))
                 .or_default()
                 .push(r);
         }
@@ -30,7 +31,7 @@ pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out
                 snap,
                 Code::ConcurrentRestores,
                 Some(&r.id),
-                group.iter().map(|o| ObjRef::new(Kind::RestoreJob, &ns, &o.id.name)).collect(),
+                group.iter().map(|o| ObjRef::new(Kind::RestoreJob, ns, &o.id.name)).collect(),
                 format!("{} restores run at once on {kind} {name}: {}; nothing locks them against each other", group.len(), names.join(", ")),
                 "Delete all but one of them (deleting does not undo suspend, halt or rename: check what the deleted one left)".into(),
             );

@@ -75,13 +75,13 @@ pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub struct NamespacePart {
     pub restores: Vec<std::sync::Arc<RestoreView>>,
-    findings: Vec<Finding>,
+    findings: Vec<std::sync::Arc<Finding>>,
     disk_uses: Vec<global::DiskUse>,
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
     /// where `global::orphans_knowable`, a cluster-wide condition).
-    orphaned: Vec<Finding>,
+    orphaned: Vec<std::sync::Arc<Finding>>,
     orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
-    orig_findings: Vec<Finding>,
+    orig_findings: Vec<std::sync::Arc<Finding>>,
     time_sensitive: bool,
 }
 
@@ -275,13 +275,16 @@ pub fn analyze_namespace(
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
     let orig_pvcs = orig::inventory_in(snap, ns, &restores, &mut orig_out);
+    let findings = shared(out.0, &restores);
+    let orphaned = shared(orphaned.0, &restores);
+    let orig_findings = shared(orig_out.0, &restores);
     NamespacePart {
         restores,
-        findings: out.0,
+        findings,
         disk_uses,
-        orphaned: orphaned.0,
+        orphaned,
         orig_pvcs,
-        orig_findings: orig_out.0,
+        orig_findings,
         time_sensitive,
     }
 }
@@ -299,37 +302,29 @@ pub fn assemble<'p>(
         .flat_map(|p| p.restores.iter().cloned())
         .collect();
     let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
-    let mut out = emit::Findings(
-        parts
-            .clone()
-            .flat_map(|p| p.findings.iter().cloned())
-            .collect(),
-    );
+    let mut out = emit::Findings::default();
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
     global::objectstore_owners(snap, &restores, settings, now, &mut out);
     global::objectstore_missing(snap, &restores, settings, now, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, now, &mut out);
+    // The parts' findings are shared as they are (marked stale with their own restores); only
+    // the cluster-wide ones are new.
+    let mut findings: Vec<std::sync::Arc<Finding>> = parts
+        .clone()
+        .flat_map(|p| p.findings.iter().cloned())
+        .collect();
+    findings.extend(shared(out.0, &restores));
     if global::orphans_knowable(snap) {
-        out.0
-            .extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
+        findings.extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
     }
-    out.0
-        .extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
+    findings.extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
     let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
         .clone()
         .flat_map(|p| p.orig_pvcs.iter().cloned())
         .collect();
 
-    let mut findings = out.0;
-    let stale: std::collections::HashMap<&RestoreId, bool> =
-        restores.iter().map(|r| (&r.id, r.stale)).collect();
-    for f in &mut findings {
-        if let Some(s) = f.restore.as_ref().and_then(|id| stale.get(id)) {
-            f.stale |= *s;
-        }
-    }
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -345,6 +340,27 @@ pub fn assemble<'p>(
         findings,
         orig_pvcs,
     }
+}
+
+/// Findings made shareable, each marked stale when the restore it is about shows stale data.
+fn shared(
+    findings: Vec<Finding>,
+    restores: &[std::sync::Arc<RestoreView>],
+) -> Vec<std::sync::Arc<Finding>> {
+    if findings.is_empty() {
+        return Vec::new();
+    }
+    let stale: std::collections::HashMap<&RestoreId, bool> =
+        restores.iter().map(|r| (&r.id, r.stale)).collect();
+    findings
+        .into_iter()
+        .map(|mut f| {
+            if let Some(s) = f.restore.as_ref().and_then(|id| stale.get(id)) {
+                f.stale |= *s;
+            }
+            std::sync::Arc::new(f)
+        })
+        .collect()
 }
 
 /// What one driver's rules produce for a restore.

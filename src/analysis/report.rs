@@ -388,7 +388,8 @@ pub struct Report {
     pub now: Option<Timestamp>,
     /// Shared, so that an incremental analysis reuses the restores a change did not touch.
     pub restores: Vec<std::sync::Arc<RestoreView>>,
-    pub findings: Vec<Finding>,
+    /// Shared like the restores: a namespace's findings are reused until it changes.
+    pub findings: Vec<std::sync::Arc<Finding>>,
     /// Shared like the restores: a namespace's -orig PVCs are reused until it changes.
     pub orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
 }
@@ -402,6 +403,7 @@ impl Report {
         self.findings
             .iter()
             .filter(move |f| f.restore.as_ref() == Some(id))
+            .map(|f| &**f)
     }
 
     pub fn worst_severity(&self) -> Option<Severity> {

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 #[derive(Serialize)]
 struct JsonReport<'a> {
     restores: Vec<JsonRestore<'a>>,
-    findings: &'a [Finding],
+    findings: Vec<&'a Finding>,
 }
 
 #[derive(Serialize)]
@@ -43,7 +43,7 @@ pub fn json(report: &Report) -> String {
                 history: &r.history,
             })
             .collect(),
-        findings: &report.findings,
+        findings: report.findings.iter().map(|f| &**f).collect(),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
@@ -184,6 +184,7 @@ pub fn text(report: &Report, colour: bool) -> String {
         .findings
         .iter()
         .filter(|f| f.restore.is_none())
+        .map(|f| &**f)
         .collect();
     if !loose.is_empty() {
         let _ = writeln!(out, "{}", p.bold("Not tied to a restore"));

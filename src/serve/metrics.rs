@@ -368,7 +368,7 @@ mod tests {
             seq: 1,
             snapshot: Arc::new(snapshot),
             report: Arc::new(Report {
-                findings,
+                findings: findings.into_iter().map(Arc::new).collect(),
                 ..Report::default()
             }),
             analyzed_at: Timestamp::now(),

@@ -136,6 +136,7 @@ pub fn findings(app: &App) -> Vec<&Finding> {
                 ],
             )
         })
+        .map(|f| &**f)
         .collect();
     v.sort_by_key(|f| std::cmp::Reverse(f.severity));
     match app.sort(ScreenKind::Findings) {

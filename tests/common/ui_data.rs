@@ -637,7 +637,7 @@ pub fn report() -> Report {
             pg_restore().into(),
             healthy_restore().into(),
         ],
-        findings: findings(),
+        findings: findings().into_iter().map(std::sync::Arc::new).collect(),
         orig_pvcs: vec![
             orig_view(
                 "tenant-a",
