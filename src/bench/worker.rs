@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
 /// The annotation each benchmark write sets on a PVC.
-pub const SEQ_ANNOTATION: &str = "bench.restorewatch.io/seq";
+pub const SEQ_ANNOTATION: &str = crate::model::names::ANN_BENCH_SEQ;
 /// What the dashboard's draw loop allows (see `ui::run`).
 const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
 /// After the first frame, time for the initial lists' garbage to go before "steady" figures.

@@ -6,6 +6,7 @@ use super::meta::Meta;
 use super::objects::*;
 use serde_json::Value;
 use std::ops::Deref;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Obj<T> {
@@ -45,10 +46,12 @@ pub enum ParseError {
 
 macro_rules! any_object {
     ($($variant:ident => $ty:ty),* $(,)?) => {
-        /// An object of any watched kind.
+        /// An object of any watched kind, shared: allocated once at its own kind's size (a
+        /// list of 10,000 objects is 10,000 pointers, not 10,000 copies of the largest kind),
+        /// and handed to the store without another copy.
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum AnyObject {
-            $($variant(Obj<$ty>),)*
+            $($variant(Arc<Obj<$ty>>),)*
         }
 
         impl AnyObject {
@@ -66,7 +69,7 @@ macro_rules! any_object {
 
             pub fn meta_mut(&mut self) -> &mut Meta {
                 match self {
-                    $(AnyObject::$variant(o) => &mut o.meta,)*
+                    $(AnyObject::$variant(o) => &mut Arc::make_mut(o).meta,)*
                 }
             }
 
@@ -79,7 +82,7 @@ macro_rules! any_object {
 
             fn build(kind: Kind, meta: Meta, v: &Value, raw: super::packed::Packed) -> AnyObject {
                 match kind {
-                    $(Kind::$variant => AnyObject::$variant(Obj { meta, spec: <$ty>::parse(v), raw }),)*
+                    $(Kind::$variant => AnyObject::$variant(Arc::new(Obj { meta, spec: <$ty>::parse(v), raw })),)*
                 }
             }
         }
@@ -153,6 +156,10 @@ pub fn parse_object(mut v: Value) -> Result<AnyObject, ParseError> {
     // Typed fields are read before redaction, which only hides them from display.
     let mut shown = v.clone();
     super::secrets::redact_for_display(&mut shown);
-    let raw = super::packed::Packed::pack(&serde_json::to_string(&shown).unwrap_or_default());
+    let template = format!("{}/{}", kind.info().api_version(), kind.info().api_kind);
+    let raw = super::packed::Packed::pack_like(
+        &template,
+        &serde_json::to_string(&shown).unwrap_or_default(),
+    );
     Ok(AnyObject::build(kind, meta, &v, raw))
 }
