@@ -28,7 +28,8 @@ pub struct Meta {
     pub labels: StrMap,
     pub annotations: StrMap,
     pub owners: Vec<OwnerRef>,
-    pub finalizers: Vec<String>,
+    // No finalizers: nothing reads them from the store (actions read them fresh, the YAML
+    // view and the history from the text), and every PVC and PV carries one or two.
     /// The latest time the object is known to have changed: the newest of its creation,
     /// deletion, managedFields times and condition transitions, or, in live mode, when the
     /// watch last delivered a change. Used for stall detection.
@@ -91,7 +92,6 @@ impl Meta {
                 .filter(|(k, _)| READ_ANNOTATIONS.contains(&k.as_str()))
                 .collect(),
             owners,
-            finalizers: super::json::str_list(v, &["metadata", "finalizers"]),
             last_change,
             managed: super::history::managed_summary(v),
             changes: Vec::new(),

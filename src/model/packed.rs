@@ -162,6 +162,11 @@ fn flush_literals(out: &mut Vec<u8>, lits: &[u8]) {
 }
 
 impl Packed {
+    /// No text kept: unpacks to the empty string.
+    pub fn none() -> Packed {
+        Packed(Box::default())
+    }
+
     /// Packs `text` against the dictionary alone.
     pub fn pack(text: &str) -> Packed {
         Self::encode(None, dict_only(), text)
@@ -215,6 +220,9 @@ impl Packed {
     /// The text again; `None` only if the bytes were not made by `pack`.
     pub fn unpack(&self) -> Option<String> {
         let b = &self.0;
+        if b.is_empty() {
+            return Some(String::new());
+        }
         let mut i = 0;
         let tpl = match read_leb(b, &mut i)? {
             0 => None,
