@@ -80,7 +80,7 @@ pub struct NamespacePart {
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
     /// where `global::orphans_knowable`, a cluster-wide condition).
     orphaned: Vec<Finding>,
-    orig_pvcs: Vec<OrigPvcView>,
+    orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
     orig_findings: Vec<Finding>,
     time_sensitive: bool,
 }
@@ -298,10 +298,7 @@ pub fn assemble<'p>(
         .clone()
         .flat_map(|p| p.restores.iter().cloned())
         .collect();
-    let disk_uses: Vec<global::DiskUse> = parts
-        .clone()
-        .flat_map(|p| p.disk_uses.iter().cloned())
-        .collect();
+    let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
     let mut out = emit::Findings(
         parts
             .clone()
@@ -320,7 +317,7 @@ pub fn assemble<'p>(
     }
     out.0
         .extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
-    let orig_pvcs: Vec<OrigPvcView> = parts
+    let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
         .clone()
         .flat_map(|p| p.orig_pvcs.iter().cloned())
         .collect();

@@ -1,11 +1,12 @@
 //! The live dashboard's frames: `cluster::live`'s watches, analysed incrementally.
 //!
 //! A change that arrives after a quiet period is analysed and published at once; while changes
-//! stream in, frames are coalesced to at most one per `MIN_FRAME_INTERVAL`. Without changes the
+//! stream in faster than `Pacer::for_frames` allows, they are coalesced. Without changes the
 //! only work is a tick every `TICK` that redoes the restores whose rules read the clock.
 
 use super::analyzer::Analyzer;
 use super::frame::{Frame, FrameRx, FrameTx};
+use super::pace::Pacer;
 use crate::analysis::Settings;
 use crate::cluster::live::{SourceOptions, SourceUpdate, WatchSource};
 use jiff::Timestamp;
@@ -14,8 +15,6 @@ use std::time::Duration;
 
 pub use crate::cluster::live::WatchOptions;
 
-/// The least time between two frames while changes stream in (~30 fps).
-const MIN_FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// How often the clock moves for stalls (10 min), watch-stale (30 s) and deadlines. Ages on
 /// screen come from the UI's own clock; only clock-reading restores are redone on a tick.
 const TICK: Duration = Duration::from_secs(5);
@@ -70,7 +69,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
     let mut analyzer: Option<Analyzer> = None;
     let mut pending: Option<SourceUpdate> = None;
     let mut seq = 0u64;
-    let mut last_publish = tokio::time::Instant::now() - MIN_FRAME_INTERVAL;
+    let mut pacer = Pacer::for_frames();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -87,7 +86,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
                 }
             }
             // Armed only while a stream of changes is being coalesced.
-            _ = tokio::time::sleep_until(last_publish + MIN_FRAME_INTERVAL), if listed => {}
+            _ = tokio::time::sleep_until(pacer.when(tokio::time::Instant::now())), if listed => {}
             _ = tick.tick() => {
                 if pending.is_none()
                     && let Some(a) = &mut analyzer
@@ -99,7 +98,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             }
             _ = frames.closed() => return,
         }
-        let due = tokio::time::Instant::now() >= last_publish + MIN_FRAME_INTERVAL;
+        let due = pacer.ready(tokio::time::Instant::now());
         if due && pending.as_ref().is_some_and(|p| p.snapshot.all_listed()) {
             let Some(update) = pending.take() else {
                 continue;
@@ -116,7 +115,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             if let Some(a) = &analyzer {
                 publish(&frames, a, report, &mut seq);
             }
-            last_publish = tokio::time::Instant::now();
+            pacer.sent(tokio::time::Instant::now());
         }
     }
 }
