@@ -110,7 +110,10 @@ impl Meta {
 
     /// An annotation's value; `key` must be one of `names::READ_ANNOTATIONS`.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        debug_assert!(READ_ANNOTATIONS.contains(&key), "annotation {key} is not kept");
+        debug_assert!(
+            READ_ANNOTATIONS.contains(&key),
+            "annotation {key} is not kept"
+        );
         self.annotations.get(key)
     }
 }

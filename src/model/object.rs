@@ -165,7 +165,12 @@ fn parse(mut v: Value, event_text: bool) -> Result<AnyObject, ParseError> {
     let meta = Meta::parse(&v).ok_or(ParseError::NoName { kind: api_kind })?;
     strip_noise(&mut v);
     if kind == Kind::Event && !event_text {
-        return Ok(AnyObject::build(kind, meta, &v, super::packed::Packed::none()));
+        return Ok(AnyObject::build(
+            kind,
+            meta,
+            &v,
+            super::packed::Packed::none(),
+        ));
     }
     // Typed fields are read before redaction, which only hides them from display.
     let mut shown = v.clone();

@@ -112,7 +112,11 @@ fn template_for(key: &str, text: &str) -> Option<(usize, Arc<Template>)> {
     let mut prefix = DICT.to_vec();
     prefix.extend_from_slice(&text.as_bytes()[..cut]);
     let mut table = dict_only().table.clone();
-    seed(&mut table, &prefix, DICT.len().saturating_sub(MIN_MATCH - 1));
+    seed(
+        &mut table,
+        &prefix,
+        DICT.len().saturating_sub(MIN_MATCH - 1),
+    );
     let tpl = Arc::new(Template { prefix, table });
     let i = t.list.len();
     t.list.push(Arc::clone(&tpl));

@@ -1,6 +1,6 @@
 use super::super::field::Field;
-use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
 use super::super::history::shared as pooled;
+use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
 use jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
