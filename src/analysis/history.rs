@@ -30,10 +30,12 @@ pub enum HistoryWhat {
     /// An Event about the RestoreJob.
     #[serde(rename_all = "camelCase")]
     Event {
-        #[serde(rename = "type")]
-        type_: String,
-        reason: String,
-        message: String,
+        #[serde(rename = "type", serialize_with = "arc_str")]
+        type_: Arc<str>,
+        #[serde(serialize_with = "arc_str")]
+        reason: Arc<str>,
+        #[serde(serialize_with = "arc_str")]
+        message: Arc<str>,
         count: i64,
     },
     /// A managedFields entry: `manager` last wrote the object at `time` and owns `fields`.

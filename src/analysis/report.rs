@@ -299,9 +299,10 @@ pub struct PgView {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventLine {
     pub time: Option<Timestamp>,
-    pub type_: String,
-    pub reason: String,
-    pub message: String,
+    /// Shared with the stored Event (and the history), not copied per report.
+    pub type_: std::sync::Arc<str>,
+    pub reason: std::sync::Arc<str>,
+    pub message: std::sync::Arc<str>,
     pub count: i64,
     /// The object the event is about, when not the RestoreJob itself.
     pub about: Option<ObjRef>,

@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
 /// The annotation each benchmark write sets on a PVC.
-pub const SEQ_ANNOTATION: &str = "bench.restorewatch.io/seq";
+pub const SEQ_ANNOTATION: &str = crate::model::names::ANN_BENCH_SEQ;
 /// After the first frame, time for the initial lists' garbage to go before "steady" figures.
 const SETTLE: Duration = Duration::from_secs(2);
 /// A write not on screen after this counts as lost.

@@ -6,7 +6,7 @@ use super::client::{Timeouts, api_resource, status_code};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
 use crate::model::changes::Changes;
-use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_object};
+use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_watched};
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
@@ -110,7 +110,7 @@ fn to_object(info: &KindInfo, obj: DynamicObject) -> Option<AnyObject> {
         o.insert("apiVersion".into(), info.api_version().into());
         o.insert("kind".into(), info.api_kind.into());
     }
-    parse_object(v).ok()
+    parse_watched(v).ok()
 }
 
 fn key_of(obj: &DynamicObject) -> ObjKey {

@@ -89,7 +89,8 @@ impl<T: ?Sized + Eq + Hash> Pool<T> {
 static STRINGS: Pool<str> = Pool::new();
 static FIELD_SETS: Pool<[Arc<str>]> = Pool::new();
 
-fn shared(s: &str) -> Arc<str> {
+/// The one shared copy of `s` (past the pool's cap, a copy of its own).
+pub fn shared(s: &str) -> Arc<str> {
     STRINGS.get(Arc::from(s))
 }
 

@@ -1,6 +1,7 @@
 //! Object metadata, read tolerantly.
 
 use super::json::{array_at, at, map_at, opt_str, time_at};
+use super::names::{READ_ANNOTATIONS, READ_LABELS};
 use super::strmap::StrMap;
 use jiff::Timestamp;
 use serde_json::Value;
@@ -27,7 +28,8 @@ pub struct Meta {
     pub labels: StrMap,
     pub annotations: StrMap,
     pub owners: Vec<OwnerRef>,
-    pub finalizers: Vec<String>,
+    // No finalizers: nothing reads them from the store (actions read them fresh, the YAML
+    // view and the history from the text), and every PVC and PV carries one or two.
     /// The latest time the object is known to have changed: the newest of its creation,
     /// deletion, managedFields times and condition transitions, or, in live mode, when the
     /// watch last delivered a change. Used for stall detection.
@@ -81,12 +83,15 @@ impl Meta {
             generate_name: opt_str(v, &["metadata", "generateName"]),
             created,
             deleted,
-            labels: map_at(v, &["metadata", "labels"]).into_iter().collect(),
+            labels: map_at(v, &["metadata", "labels"])
+                .into_iter()
+                .filter(|(k, _)| READ_LABELS.contains(&k.as_str()))
+                .collect(),
             annotations: map_at(v, &["metadata", "annotations"])
                 .into_iter()
+                .filter(|(k, _)| READ_ANNOTATIONS.contains(&k.as_str()))
                 .collect(),
             owners,
-            finalizers: super::json::str_list(v, &["metadata", "finalizers"]),
             last_change,
             managed: super::history::managed_summary(v),
             changes: Vec::new(),
@@ -97,11 +102,37 @@ impl Meta {
         self.owners.iter().find(|o| o.controller)
     }
 
+    /// A label's value; `key` must be one of `names::READ_LABELS`, the only ones kept.
     pub fn label(&self, key: &str) -> Option<&str> {
+        debug_assert!(READ_LABELS.contains(&key), "label {key} is not kept");
         self.labels.get(key)
     }
 
+    /// An annotation's value; `key` must be one of `names::READ_ANNOTATIONS`.
     pub fn annotation(&self, key: &str) -> Option<&str> {
+        debug_assert!(
+            READ_ANNOTATIONS.contains(&key),
+            "annotation {key} is not kept"
+        );
         self.annotations.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::names::{ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME};
+    use serde_json::json;
+
+    #[test]
+    fn only_the_labels_and_annotations_read_are_kept() {
+        let v = json!({"metadata": {"name": "p", "namespace": "ns",
+            "labels": {LABEL_VELERO_RESTORE_NAME: "r1", "app.kubernetes.io/name": "vm1"},
+            "annotations": {ANN_RESTORE_JOB_UID: "u1", "cdi.kubevirt.io/storage.import.endpoint": "http://x"}}});
+        let m = Meta::parse(&v).expect("named");
+        assert_eq!(m.label(LABEL_VELERO_RESTORE_NAME), Some("r1"));
+        assert_eq!(m.annotation(ANN_RESTORE_JOB_UID), Some("u1"));
+        assert_eq!(m.labels.len(), 1);
+        assert_eq!(m.annotations.len(), 1);
     }
 }

@@ -20,4 +20,4 @@ pub mod tombstones;
 pub use field::Field;
 pub use kind::{KINDS, Kind, KindInfo};
 pub use meta::{Meta, OwnerRef};
-pub use object::{AnyObject, Obj, ParseError, parse_object};
+pub use object::{AnyObject, Obj, ParseError, parse_object, parse_watched};

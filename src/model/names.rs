@@ -15,6 +15,24 @@ pub const LABEL_OWNED_BY_NAMESPACE: &str = "backups.cozystack.io/owned-by.Backup
 pub const LABEL_VELERO_RESTORE_UID: &str = "velero.io/restore-uid";
 pub const LABEL_VELERO_RESTORE_NAME: &str = "velero.io/restore-name";
 pub const LABEL_CNPG_CLUSTER: &str = "cnpg.io/cluster";
+/// The bench's write marker on a watched PVC: read back to time a write to its frame.
+pub const ANN_BENCH_SEQ: &str = "bench.restorewatch.io/seq";
+/// The only label keys restorewatch reads. `Meta` keeps just these (the object text keeps
+/// every label for the YAML view): a real object carries a dozen labels and annotations,
+/// and thousands of objects of copies of values nobody reads is most of what metadata costs.
+pub const READ_LABELS: &[&str] = &[
+    LABEL_OWNED_BY_NAME,
+    LABEL_OWNED_BY_NAMESPACE,
+    LABEL_VELERO_RESTORE_UID,
+    LABEL_VELERO_RESTORE_NAME,
+    LABEL_CNPG_CLUSTER,
+];
+/// The only annotation keys restorewatch reads; see `READ_LABELS`.
+pub const READ_ANNOTATIONS: &[&str] = &[
+    ANN_RESTORE_JOB_UID,
+    ANN_ORIGINAL_RECLAIM_POLICY,
+    ANN_BENCH_SEQ,
+];
 pub const BARMAN_PLUGIN: &str = "barman-cloud.cloudnative-pg.io";
 pub const VELERO_NAMESPACE: &str = "cozy-velero";
 pub const CNPG_HEALTHY: &str = "Cluster in healthy state";

@@ -204,7 +204,7 @@ mod tests {
             "metadata": {"name": name, "namespace": "ns", "uid": uid, "creationTimestamp": created},
             "spec": {"backupRef": {"name": "b"}}, "status": status}),
         ) {
-            Ok(AnyObject::RestoreJob(o)) => Arc::new(o),
+            Ok(AnyObject::RestoreJob(o)) => o,
             other => panic!("{other:?}"),
         }
     }
@@ -218,7 +218,7 @@ mod tests {
         match parse_object(
             json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta}),
         ) {
-            Ok(AnyObject::PersistentVolumeClaim(o)) => o,
+            Ok(AnyObject::PersistentVolumeClaim(o)) => Arc::unwrap_or_clone(o),
             other => panic!("{other:?}"),
         }
     }
@@ -284,7 +284,7 @@ mod tests {
             v["metadata"]["deletionTimestamp"] = json!("2026-11-20T10:00:05Z");
         }
         match parse_object(v) {
-            Ok(AnyObject::CnpgCluster(o)) => o,
+            Ok(AnyObject::CnpgCluster(o)) => Arc::unwrap_or_clone(o),
             other => panic!("{other:?}"),
         }
     }

@@ -143,9 +143,9 @@ impl<T> Store<T>
 where
     Obj<T>: Terms,
 {
-    pub fn insert(&mut self, obj: Obj<T>) {
+    pub fn insert(&mut self, obj: impl Into<Arc<Obj<T>>>) {
+        let obj: Arc<Obj<T>> = obj.into();
         let key = ObjKey::new(obj.meta.namespace.clone(), obj.meta.name.clone());
-        let obj = Arc::new(obj);
         if let Some(old) = self.map.insert(key, Arc::clone(&obj)) {
             self.unindex(&old);
         }

@@ -432,6 +432,11 @@ pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
         .objects
         .raw(target.kind, &key)
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
+    if raw.is_empty() {
+        return Err(format!(
+            "{target}: the live watch keeps no text of Events (kubectl get events shows them)"
+        ));
+    }
     let v: serde_json::Value =
         serde_json::from_str(&raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
     serde_saphyr::to_string(&v)

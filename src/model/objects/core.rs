@@ -1,7 +1,9 @@
 use super::super::field::Field;
+use super::super::history::shared as pooled;
 use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
 use jiff::Timestamp;
 use serde_json::Value;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Namespace {}
@@ -149,15 +151,18 @@ pub struct InvolvedObject {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Event {
+    // Type, reason, message and source are shared (`Arc<str>`): the report copies them into
+    // each restore's event list and history, and thousands of Events repeat the same few
+    // types, reasons and sources.
     pub involved: InvolvedObject,
     /// `Normal` or `Warning`.
-    pub type_: Option<String>,
-    pub reason: Option<String>,
-    pub message: Option<String>,
+    pub type_: Option<Arc<str>>,
+    pub reason: Option<Arc<str>>,
+    pub message: Option<Arc<str>>,
     pub count: Option<i64>,
     pub first: Option<Timestamp>,
     pub last: Option<Timestamp>,
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
 }
 
 impl Event {
@@ -180,15 +185,18 @@ impl Event {
             .or(first);
         Event {
             involved,
-            type_: opt_str(v, &["type"]),
-            reason: opt_str(v, &["reason"]),
-            message: opt_str(v, &["message"]).or_else(|| opt_str(v, &["note"])),
+            type_: opt_str(v, &["type"]).map(|t| pooled(&t)),
+            reason: opt_str(v, &["reason"]).map(|r| pooled(&r)),
+            message: opt_str(v, &["message"])
+                .or_else(|| opt_str(v, &["note"]))
+                .map(Arc::from),
             count: i64_at(v, &["count"]).known().copied(),
             first: first.or(event_time),
             last,
             source: opt_str(v, &["source", "component"])
                 .or_else(|| opt_str(v, &["reportingComponent"]))
-                .or_else(|| opt_str(v, &["reportingController"])),
+                .or_else(|| opt_str(v, &["reportingController"]))
+                .map(|c| pooled(&c)),
         }
     }
 

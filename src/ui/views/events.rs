@@ -33,14 +33,14 @@ pub fn event_cells(app: &App, e: &EventLine) -> Vec<Cell> {
     vec![
         Cell::plain(format::age_since(app.now, e.time)),
         Cell::styled(
-            e.type_.clone(),
-            if e.type_ == "Warning" {
+            e.type_.to_string(),
+            if &*e.type_ == "Warning" {
                 t.text_warning()
             } else {
                 t.text()
             },
         ),
-        Cell::plain(e.reason.clone()),
+        Cell::plain(e.reason.to_string()),
         Cell::plain(String::new()),
         Cell::plain(e.about.as_ref().map_or("-".into(), |o| o.to_string())),
         Cell::plain(format!("{}{count}", e.message)),

@@ -176,7 +176,7 @@ fn what(app: &App, w: &HistoryWhat) -> Vec<Span<'static>> {
             message,
             count,
         } => {
-            let style = if type_ == "Warning" {
+            let style = if &**type_ == "Warning" {
                 t.text_warning()
             } else {
                 t.text()
