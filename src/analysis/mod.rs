@@ -2,6 +2,7 @@
 //! the same input gives the same report, which is what makes `check` on a dump repeatable and
 //! the rules table-testable.
 
+pub mod clock;
 pub mod codes;
 pub(crate) mod common;
 pub(crate) mod ctx;
@@ -82,7 +83,9 @@ pub struct NamespacePart {
     orphaned: Vec<Finding>,
     orig_pvcs: Vec<OrigPvcView>,
     orig_findings: Vec<Finding>,
-    time_sensitive: bool,
+    /// Until when this part is the analysis at any later instant (`clock::Clock`); `None`
+    /// when no rule's answer depends on the time.
+    valid_until: Option<jiff::Timestamp>,
 }
 
 impl NamespacePart {
@@ -95,9 +98,9 @@ impl NamespacePart {
             && self.orig_findings.is_empty()
     }
 
-    /// Some rule read the clock: the part may differ at another `now`.
-    pub fn time_sensitive(&self) -> bool {
-        self.time_sensitive
+    /// The earliest instant at which analysing the same objects could give another part.
+    pub fn valid_until(&self) -> Option<Timestamp> {
+        self.valid_until
     }
 }
 
@@ -270,7 +273,7 @@ pub fn analyze_namespace(
         }));
     }
 
-    let time_sensitive = ctxs.iter().any(|c| c.read_clock());
+    let valid_until = earliest(ctxs.iter().map(|c| c.clock.valid_until()));
     let mut orphaned = emit::Findings::default();
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
@@ -282,8 +285,13 @@ pub fn analyze_namespace(
         orphaned: orphaned.0,
         orig_pvcs,
         orig_findings: orig_out.0,
-        time_sensitive,
+        valid_until,
     }
+}
+
+/// The earliest of some instants, `None` standing for never.
+pub fn earliest(times: impl IntoIterator<Item = Option<Timestamp>>) -> Option<Timestamp> {
+    times.into_iter().flatten().min()
 }
 
 /// The report from every namespace's part (in namespace order) and the cluster-wide findings,
@@ -310,10 +318,11 @@ pub fn assemble<'p>(
     );
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
-    global::objectstore_owners(snap, &restores, settings, now, &mut out);
-    global::objectstore_missing(snap, &restores, settings, now, &mut out);
+    let clock = clock::Clock::new(now);
+    global::objectstore_owners(snap, &restores, settings, &clock, &mut out);
+    global::objectstore_missing(snap, &restores, settings, &clock, &mut out);
     global::system_bucket(snap, &restores, &mut out);
-    global::watch_stale(snap, settings, now, &mut out);
+    global::watch_stale(snap, settings, &clock, &mut out);
     if global::orphans_knowable(snap) {
         out.0
             .extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
@@ -342,8 +351,14 @@ pub fn assemble<'p>(
             .then_with(|| a.objects.cmp(&b.objects))
     });
     findings.dedup();
+    let valid_until = earliest(
+        parts
+            .map(|p| p.valid_until)
+            .chain(std::iter::once(clock.valid_until())),
+    );
     Report {
         now: Some(now),
+        valid_until,
         restores,
         findings,
         orig_pvcs,
