@@ -291,7 +291,7 @@ fn huge_names_are_cut_with_an_ellipsis() {
     std::sync::Arc::make_mut(&mut r.restores[0]).disks[1].disk = long.clone();
     r.findings[0].restore = Some(r.restores[0].id.clone());
     r.findings[0].message = long.clone();
-    r.orig_pvcs[0].pvc.name = long.clone();
+    std::sync::Arc::make_mut(&mut r.orig_pvcs[0]).pvc.name = long.clone();
     for (w, h) in SIZES {
         let mut a = app(w, h);
         update(

@@ -40,9 +40,24 @@ pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out
 /// `(restore, terminal, disk names)` of VM restores that keep disks.
 pub type DiskUse = (RestoreId, bool, String, Vec<String>);
 
-pub fn hash_collisions(snap: &Snapshot, uses: &[DiskUse], out: &mut Findings) {
-    for (i, (a, a_term, a_hash, a_disks)) in uses.iter().enumerate() {
-        for (b, b_term, b_hash, b_disks) in &uses[i + 1..] {
+pub fn hash_collisions(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
+    // Only restores of one namespace with the same hash can collide: compare within those
+    // groups, not every pair in the cluster (a thousand restores would be half a million).
+    let mut groups: BTreeMap<(&str, &str), Vec<&DiskUse>> = BTreeMap::new();
+    for u in uses {
+        groups
+            .entry((u.0.namespace.as_str(), u.2.as_str()))
+            .or_default()
+            .push(u);
+    }
+    for group in groups.values().filter(|g| g.len() > 1) {
+        collisions_in(snap, group, out);
+    }
+}
+
+fn collisions_in(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
+    for (i, (a, a_term, a_hash, a_disks)) in uses.iter().copied().enumerate() {
+        for (b, b_term, b_hash, b_disks) in uses[i + 1..].iter().copied() {
             if a.namespace != b.namespace
                 || a.name == b.name
                 || a_hash != b_hash

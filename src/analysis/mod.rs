@@ -81,7 +81,7 @@ pub struct NamespacePart {
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
     /// where `global::orphans_knowable`, a cluster-wide condition).
     orphaned: Vec<Finding>,
-    orig_pvcs: Vec<OrigPvcView>,
+    orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
     orig_findings: Vec<Finding>,
     /// Until when this part is the analysis at any later instant (`clock::Clock`); `None`
     /// when no rule's answer depends on the time.
@@ -306,10 +306,7 @@ pub fn assemble<'p>(
         .clone()
         .flat_map(|p| p.restores.iter().cloned())
         .collect();
-    let disk_uses: Vec<global::DiskUse> = parts
-        .clone()
-        .flat_map(|p| p.disk_uses.iter().cloned())
-        .collect();
+    let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
     let mut out = emit::Findings(
         parts
             .clone()
@@ -329,7 +326,7 @@ pub fn assemble<'p>(
     }
     out.0
         .extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
-    let orig_pvcs: Vec<OrigPvcView> = parts
+    let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
         .clone()
         .flat_map(|p| p.orig_pvcs.iter().cloned())
         .collect();

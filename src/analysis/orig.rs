@@ -100,7 +100,7 @@ pub fn inventory_in(
     ns: &str,
     restores: &[std::sync::Arc<RestoreView>],
     out: &mut Findings,
-) -> Vec<OrigPvcView> {
+) -> Vec<std::sync::Arc<OrigPvcView>> {
     let mut views = Vec::new();
     // Only PVCs named like `-orig` ones can pass the first test: the index has them, in the
     // same order as a scan of every PVC.
@@ -187,7 +187,7 @@ pub fn inventory_in(
                 &state,
             );
         }
-        views.push(OrigPvcView {
+        views.push(std::sync::Arc::new(OrigPvcView {
             namespace: ns.to_string(),
             pvc: pvc_info(pvc),
             base: base.to_string(),
@@ -200,7 +200,7 @@ pub fn inventory_in(
             class_policy: class,
             mounted_by,
             reclaim,
-        });
+        }));
     }
     released_leaks(snap, ns, out);
     views

@@ -393,7 +393,8 @@ pub struct Report {
     /// Shared, so that an incremental analysis reuses the restores a change did not touch.
     pub restores: Vec<std::sync::Arc<RestoreView>>,
     pub findings: Vec<Finding>,
-    pub orig_pvcs: Vec<OrigPvcView>,
+    /// Shared like the restores: a namespace's -orig PVCs are reused until it changes.
+    pub orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
 }
 
 impl Report {

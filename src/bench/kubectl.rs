@@ -19,6 +19,12 @@ pub struct KubectlResult {
     pub list_s: f64,
     /// Max RSS of `kubectl get pvc,pv -A -o json` (from `/usr/bin/time`), when measurable.
     pub list_rss: Option<u64>,
+    /// `kubectl get` of every kind the cluster holds that restorewatch reads (generated
+    /// clusters): the same objects restorewatch lists, Events and custom resources included.
+    #[serde(default)]
+    pub list_same_s: Option<f64>,
+    #[serde(default)]
+    pub list_same_kinds: Option<String>,
     /// `None` when no writes were made (an existing cluster without `--writes-namespace`).
     pub watch_p50_ms: Option<f64>,
     pub watch_p99_ms: Option<f64>,
@@ -50,6 +56,12 @@ impl Kubectl {
 
     /// `kubectl get pvc,pv -A -o json`, three times: median wall time and max RSS.
     pub fn list(&self) -> anyhow::Result<(f64, Option<u64>)> {
+        self.list_of("pvc,pv")
+    }
+
+    /// `kubectl get RESOURCES -A -o json` (comma-separated), three times: median wall time and
+    /// max RSS.
+    pub fn list_of(&self, resources: &str) -> anyhow::Result<(f64, Option<u64>)> {
         let time = Path::new("/usr/bin/time");
         let mut walls = Vec::new();
         let mut rsss = Vec::new();
@@ -63,7 +75,7 @@ impl Kubectl {
             } else {
                 self.command()
             };
-            c.args(["get", "pvc,pv", "-A", "-o", "json"])
+            c.args(["get", resources, "-A", "-o", "json"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
             let t = Instant::now();
@@ -87,6 +99,32 @@ impl Kubectl {
         walls.sort_by(f64::total_cmp);
         rsss.sort();
         Ok((walls[1], rsss.get(rsss.len() / 2).copied()))
+    }
+
+    /// The kubectl resource names (`plural.group`) of the kinds among `objects`, in the order
+    /// restorewatch knows them.
+    pub fn resources_of(objects: &[serde_json::Value]) -> String {
+        let mut present = std::collections::BTreeSet::new();
+        for o in objects {
+            let (Some(api), Some(kind)) = (o["apiVersion"].as_str(), o["kind"].as_str()) else {
+                continue;
+            };
+            if let Some(k) = crate::model::Kind::from_api(api, kind) {
+                present.insert(k);
+            }
+        }
+        present
+            .into_iter()
+            .map(|k| {
+                let i = k.info();
+                if i.group.is_empty() {
+                    i.plural.to_string()
+                } else {
+                    format!("{}.{}", i.plural, i.group)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// `kubectl get pvc -A -w` (narrowed by `field_selector` when given): after its `initial`
@@ -172,5 +210,35 @@ impl Kubectl {
         }
         lat.sort_by(f64::total_cmp);
         Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kubectl;
+    use serde_json::json;
+
+    #[test]
+    fn the_same_objects_are_named_by_plural_and_group_once_per_kind() {
+        let objects = vec![
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim"}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim"}),
+            json!({"apiVersion": "v1", "kind": "Event"}),
+            json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob"}),
+            // Not a kind restorewatch reads: kubectl is not asked for it either.
+            json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            json!({"kind": "no apiVersion"}),
+        ];
+        let got = Kubectl::resources_of(&objects);
+        let mut names: Vec<&str> = got.split(',').collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "events",
+                "persistentvolumeclaims",
+                "restorejobs.backups.cozystack.io"
+            ]
+        );
     }
 }

@@ -290,6 +290,7 @@ async fn run_generated(
         w.flush()?;
     }
     let (pvcs, restores, targets) = (world.pvcs, world.restores, world.write_targets);
+    let same_kinds = Kubectl::resources_of(&world.objects);
     drop(world.objects);
     let kubeconfig = dir.join(format!("sim-{}-{n}.kubeconfig", shape.name()));
     let mut sim = Reaped(
@@ -311,7 +312,8 @@ async fn run_generated(
         conn: vec!["--kubeconfig".into(), kubeconfig.clone().into_os_string()],
     };
     let kubectl_list = if kubectl_ok {
-        Some(kubectl.list()?)
+        let (same_s, _) = kubectl.list_of(&same_kinds)?;
+        Some((kubectl.list()?, same_s))
     } else {
         None
     };
@@ -339,7 +341,7 @@ async fn run_generated(
         },
     )?;
     let kubectl = match kubectl_list {
-        Some((list_s, list_rss)) => {
+        Some(((list_s, list_rss), same_s)) => {
             eprintln!("bench: {tag}: kubectl -w");
             let client = worker::client(&url)?;
             let (p50, p99, seen) = kubectl
@@ -348,6 +350,8 @@ async fn run_generated(
             Some(KubectlResult {
                 list_s,
                 list_rss,
+                list_same_s: Some(same_s),
+                list_same_kinds: Some(same_kinds),
                 watch_p50_ms: Some(p50),
                 watch_p99_ms: Some(p99),
                 watch_seen: seen,

@@ -52,6 +52,23 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             format!("{:.2}x", r.restorewatch.first_report_s / k.list_s)
         })
     });
+    row(
+        "kubectl get of the same objects (every kind restorewatch reads that the cluster has)",
+        &|r| {
+            r.kubectl
+                .as_ref()
+                .and_then(|k| k.list_same_s)
+                .map_or("-".into(), |s| format!("{s:.2} s"))
+        },
+    );
+    row("first report / kubectl list of the same objects", &|r| {
+        r.kubectl
+            .as_ref()
+            .and_then(|k| k.list_same_s)
+            .map_or("-".into(), |s| {
+                format!("{:.2}x", r.restorewatch.first_report_s / s)
+            })
+    });
     row("peak RSS (VmHWM)", &|r| m(r.restorewatch.peak_rss));
     row("kubectl list max RSS", &|r| {
         r.kubectl
@@ -197,9 +214,11 @@ pub struct Verdict {
 pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
     let w = &r.restorewatch;
     let k = r.kubectl.as_ref();
-    let first = k.map(|k| w.first_report_s / k.list_s);
+    // Against kubectl listing the same objects where known (generated clusters: Events and
+    // custom resources too), else against its list of PVCs and PVs.
+    let first = k.map(|k| w.first_report_s / k.list_same_s.unwrap_or(k.list_s));
     let first_v = || Verdict {
-        target: "first report within 0.3x kubectl's list",
+        target: "first report within 0.3x kubectl's list (of the same objects)",
         figure: first.map_or(NOT_MEASURABLE.into(), |x| format!("{x:.2}x")),
         met: first.map(|x| x <= 0.3),
     };

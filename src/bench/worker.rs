@@ -23,8 +23,6 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 /// The annotation each benchmark write sets on a PVC.
 pub const SEQ_ANNOTATION: &str = "bench.restorewatch.io/seq";
-/// What the dashboard's draw loop allows (see `ui::run`).
-const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
 /// After the first frame, time for the initial lists' garbage to go before "steady" figures.
 const SETTLE: Duration = Duration::from_secs(2);
 /// A write not on screen after this counts as lost.
@@ -129,7 +127,7 @@ struct Drawn {
 }
 
 /// The dashboard's loop (`ui::run::run_tui`) without a terminal: frames and a 1 s clock tick
-/// go through `update`, and a dirty app is drawn at most every 33 ms.
+/// go through `update`, and a dirty app is drawn as `pipeline::pace::Pacer::for_frames` allows.
 async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<Drawn>) {
     let mut terminal = match Terminal::new(TestBackend::new(size.0, size.1)) {
         Ok(t) => t,
@@ -140,22 +138,21 @@ async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<D
     update(&mut app, Msg::Frame(first));
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = crate::pipeline::pace::Pacer::for_frames();
     let mut draw_at: Option<Instant> = None;
     let mut draws = 0u64;
     loop {
         if app.dirty {
             let now = Instant::now();
-            match last_draw {
-                Some(t) if now.duration_since(t) < MIN_FRAME_GAP => {
-                    draw_at = Some(t + MIN_FRAME_GAP);
-                }
-                _ => {
+            if !pacer.ready(now) {
+                draw_at = Some(pacer.when(now));
+            } else {
+                {
                     if terminal.draw(|f| view(&app, f)).is_err() {
                         return;
                     }
                     app.dirty = false;
-                    last_draw = Some(now);
+                    pacer.sent(now);
                     draw_at = None;
                     draws += 1;
                     drawn.send_replace(Drawn {
@@ -346,7 +343,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             Ok(Some(at)) => lat.push(ms(at.duration_since(t0))),
             _ => r.writes_lost += 1,
         }
-        // Spread the writes over the 33 ms publish window instead of locking onto its phase.
+        // Writes 20-50 ms apart, at no fixed phase against the clock's redraw.
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
     lat.sort_by(f64::total_cmp);

@@ -220,10 +220,19 @@ impl Terms for Obj<Pv> {
     }
 }
 
+/// The term of every PVC whose `spec.volumeName` is `pv`: which claims a PV change can reach,
+/// also the ones its own claimRef does not name back.
+pub fn volume_term(pv: &str) -> String {
+    format!("volume\u{0}{pv}")
+}
+
 impl Terms for Obj<Pvc> {
     fn terms(&self, out: &mut Vec<String>) {
         if crate::model::names::parse_orig_name(&self.meta.name).is_some() {
             out.push(ORIG_TERM.to_string());
+        }
+        if let Some(v) = &self.volume_name {
+            out.push(volume_term(v));
         }
     }
 }

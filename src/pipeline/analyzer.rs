@@ -16,7 +16,7 @@
 use crate::analysis::{self, NamespacePart, Report, Settings};
 use crate::model::Kind;
 use crate::model::changes::Changes;
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{Snapshot, volume_term};
 use crate::model::tombstones::Tombstones;
 use jiff::Timestamp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -199,10 +199,8 @@ fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
                         out.insert(c.namespace.clone());
                     }
                 }
-                for pvc in new.pvcs.iter() {
-                    if pvc.volume_name.as_deref() == Some(key.name.as_str()) {
-                        out.insert(pvc.meta.namespace.clone());
-                    }
+                for pvc in new.pvcs.by_term(&volume_term(&key.name)) {
+                    out.insert(pvc.meta.namespace.clone());
                 }
             }
             _ => {

@@ -1,13 +1,14 @@
 //! The live dashboard's frames: `cluster::live`'s watches, analysed incrementally.
 //!
 //! A change that arrives after a quiet period is analysed and published at once; while changes
-//! stream in, frames are coalesced to at most one per `MIN_FRAME_INTERVAL`. Without changes the
+//! stream in faster than `Pacer::for_frames` allows, they are coalesced. Without changes the
 //! task sleeps until the report's next deadline (a stall, deadline, grace period or duration
 //! text due to move on: `Analyzer::next_deadline`), redoes only what expired, and publishes
 //! only if the report changed.
 
 use super::analyzer::Analyzer;
 use super::frame::{Frame, FrameRx, FrameTx};
+use super::pace::Pacer;
 use crate::analysis::Settings;
 use crate::cluster::live::{SourceOptions, SourceUpdate, WatchSource};
 use jiff::Timestamp;
@@ -16,8 +17,6 @@ use std::time::Duration;
 
 pub use crate::cluster::live::WatchOptions;
 
-/// The least time between two frames while changes stream in (~30 fps).
-const MIN_FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// The least time between two clock moves: deadlines within it wait for the next one (a
 /// "down for 12s" text counts seconds; nothing here needs finer). Ages on screen come from the
 /// UI's own clock.
@@ -73,7 +72,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
     let mut analyzer: Option<Analyzer> = None;
     let mut pending: Option<SourceUpdate> = None;
     let mut seq = 0u64;
-    let mut last_publish = tokio::time::Instant::now() - MIN_FRAME_INTERVAL;
+    let mut pacer = Pacer::for_frames();
     loop {
         let listed = pending.as_ref().is_some_and(|p| p.snapshot.all_listed());
         let deadline = analyzer.as_ref().and_then(Analyzer::next_deadline);
@@ -90,7 +89,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
                 }
             }
             // Armed only while a stream of changes is being coalesced.
-            _ = tokio::time::sleep_until(last_publish + MIN_FRAME_INTERVAL), if listed => {}
+            _ = tokio::time::sleep_until(pacer.when(tokio::time::Instant::now())), if listed => {}
             _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
                 if pending.is_none()
                     && let Some(a) = &mut analyzer
@@ -102,7 +101,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             }
             _ = frames.closed() => return,
         }
-        let due = tokio::time::Instant::now() >= last_publish + MIN_FRAME_INTERVAL;
+        let due = pacer.ready(tokio::time::Instant::now());
         if due && pending.as_ref().is_some_and(|p| p.snapshot.all_listed()) {
             let Some(update) = pending.take() else {
                 continue;
@@ -119,7 +118,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             if let Some(a) = &analyzer {
                 publish(&frames, a, report, &mut seq);
             }
-            last_publish = tokio::time::Instant::now();
+            pacer.sent(tokio::time::Instant::now());
         }
     }
 }

@@ -12,12 +12,13 @@
 //!   (property-tested).
 //! - [`live::start`] / [`live::start_watching`]: the live watches of `cluster::live`, analysed
 //!   into [`Frame`]s on a watch channel (the first change after a quiet period is analysed and
-//!   sent at once; only a stream of changes is coalesced, to ~30 frames a second).
+//!   sent at once; only a stream of changes is coalesced, to ~60 frames a second: [`pace`]).
 //! - [`still::spawn`] / [`still::spawn_at`]: frames of a picture that never changes (files).
 
 pub mod analyzer;
 pub mod frame;
 pub mod live;
+pub mod pace;
 pub mod still;
 
 pub use crate::model::changes::Changes;

@@ -118,6 +118,7 @@ pub fn marked(app: &App) -> Vec<crate::actions::Target> {
             app.marks
                 .contains(&(o.namespace.clone(), o.pvc.name.clone()))
         })
+        .map(|o| &**o)
         .collect();
     v.sort_by(|a, b| (&a.namespace, &a.pvc.name).cmp(&(&b.namespace, &b.pvc.name)));
     v.into_iter()

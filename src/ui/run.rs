@@ -23,8 +23,6 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
-/// At most ~30 draws a second, however fast frames arrive.
-const MIN_FRAME_GAP: Duration = Duration::from_millis(33);
 /// Events handled per batch before drawing, so a flood of input cannot starve the screen.
 const MAX_BATCH: usize = 256;
 
@@ -194,7 +192,7 @@ async fn run_loop(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut frames_open = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = crate::pipeline::pace::Pacer::for_frames();
     let mut draw_at: Option<Instant> = None;
 
     loop {
@@ -216,14 +214,13 @@ async fn run_loop(
         }
         if app.dirty {
             let now = Instant::now();
-            match last_draw {
-                Some(t) if now.duration_since(t) < MIN_FRAME_GAP => {
-                    draw_at = Some(t + MIN_FRAME_GAP);
-                }
-                _ => {
+            if !pacer.ready(now) {
+                draw_at = Some(pacer.when(now));
+            } else {
+                {
                     terminal.draw(|f| view(&app, f))?;
                     app.dirty = false;
-                    last_draw = Some(now);
+                    pacer.sent(now);
                     draw_at = None;
                     // A debugging switch, and what the end-to-end test uses to prove that a
                     // crash leaves a usable terminal and names the log.

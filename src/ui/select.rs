@@ -172,6 +172,7 @@ pub fn origs(app: &App) -> Vec<&OrigPvcView> {
             };
             matches(f, &[&o.namespace, &o.pvc.name, &restore, why])
         })
+        .map(|o| &**o)
         .collect();
     if let Some(s) = app.sort(ScreenKind::Orig) {
         sort::apply(&mut v, s, |o| match s.col {

@@ -646,21 +646,24 @@ pub fn report() -> Report {
                 Some(("tenant-a", "restore-test")),
                 12,
                 Err("RestoreJob restore-test is still running".into()),
-            ),
+            )
+            .into(),
             orig_view(
                 "tenant-a",
                 "vm-disk-old-orig-7777",
                 Some(("tenant-a", "restore-old")),
                 4320,
                 Ok(Some("Delete".into())),
-            ),
+            )
+            .into(),
             orig_view(
                 "tenant-c",
                 "vm-disk-web-orig-4e5f",
                 Some(("tenant-c", "restore-web")),
                 9,
                 Err("RestoreJob restore-web is still running".into()),
-            ),
+            )
+            .into(),
         ],
     }
 }
