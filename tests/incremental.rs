@@ -3,6 +3,11 @@
 //! watches going down and up, the clock moving), `pipeline::Analyzer` gives exactly the report
 //! a full `analyze` of the same snapshot at the same time gives.
 //!
+//! The clock moves at random and also to just before and exactly onto the analyzer's own next
+//! deadline: a moved clock redoes only the parts whose deadline passed, so a deadline computed
+//! even a nanosecond late (a stall, a restore's deadline, a grace period, watch-stale, the next
+//! change of a "for 12m" text) leaves a report that `analyze` at that instant contradicts.
+//!
 //! The objects come from the analysis fixtures (every finding and step state is in there), each
 //! also moved to a second tenant namespace; fixtures share names (`tenant-a/restore-test` is in
 //! dozens of them), so inserting one over another is an update of a restore's tree.
@@ -17,32 +22,82 @@ use restorewatch::pipeline::{Analyzer, Changes};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-fn pool() -> &'static Vec<AnyObject> {
-    static POOL: OnceLock<Vec<AnyObject>> = OnceLock::new();
+/// Fixture objects, each also in a second tenant, and the files they came from (each tenant's
+/// copy of a file is one group).
+struct Pool {
+    objects: Vec<AnyObject>,
+    files: Vec<Vec<AnyObject>>,
+}
+
+fn load_pool(only: &[&str]) -> Pool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("fixtures").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml" || x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.retain(|f| only.is_empty() || only.iter().any(|d| f.starts_with(root.join(d))));
+    files.sort();
+    let mut pool = Pool {
+        objects: Vec::new(),
+        files: Vec::new(),
+    };
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("fixture readable");
+        // The same restores in a second tenant: claimRefs, Velero names and labels follow.
+        for t in [text.clone(), text.replace("tenant-a", "tenant-q")] {
+            let objs = load_bytes(t.as_bytes(), &f.display().to_string()).objects;
+            pool.objects.extend(objs.iter().cloned());
+            pool.files.push(objs);
+        }
+    }
+    pool
+}
+
+/// Every fixture.
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| {
-        let mut files = Vec::new();
-        let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).expect("fixtures").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "yaml" || x == "json") {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
-        let mut objs = Vec::new();
-        for f in files {
-            let text = std::fs::read_to_string(&f).expect("fixture readable");
-            // The same restores in a second tenant: claimRefs, Velero names and labels follow.
-            for t in [text.clone(), text.replace("tenant-a", "tenant-q")] {
-                objs.extend(load_bytes(t.as_bytes(), &f.display().to_string()).objects);
-            }
-        }
-        assert!(objs.len() > 500, "fixtures hold {} objects", objs.len());
-        objs
+        let p = load_pool(&[]);
+        assert!(
+            p.objects.len() > 500,
+            "fixtures hold {} objects",
+            p.objects.len()
+        );
+        p
+    })
+}
+
+/// The fixtures whose findings and steps turn on the time: stalls ("nothing changed for 12m"),
+/// deadlines ("deadline in 3m", "4m of the 30m deadline left"), grace periods (a Cluster's
+/// ObjectStore, an `-orig` PVC younger than `rename_grace`), a halt or purge taking too long,
+/// and (by the `Health` op) watch-stale. A small pool, so whole restore trees meet often.
+fn time_pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let p = load_pool(&[
+            "restore-stalled",
+            "restore-deadline-near",
+            "purge-stuck",
+            "objectstore-missing",
+            "objectstore-owner-stale",
+            "rename-half-done",
+            "vm-halt-stuck",
+            "velero-restore-stuck",
+        ]);
+        assert!(
+            p.files.len() >= 40,
+            "time fixtures: {} files",
+            p.files.len()
+        );
+        p
     })
 }
 
@@ -56,8 +111,16 @@ enum Op {
     Health(usize, bool),
     /// The clock moves on by this many seconds.
     Tick(u32),
+    /// The clock moves to the analyzer's next deadline (`true`) or a nanosecond before it.
+    ToDeadline(bool),
+    /// The clock moves on by this many seconds unseen: the next change brings it along.
+    Wait(u32),
+    /// Pool object `i` created just now (its age starts at zero: grace periods run).
+    Create(usize),
     /// Several upserts in one batch.
     Batch(Vec<usize>),
+    /// Every object of fixture file `i` in one batch, created just now if `true`.
+    File(usize, bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -66,7 +129,24 @@ fn op() -> impl Strategy<Value = Op> {
         3 => any::<usize>().prop_map(Op::Delete),
         1 => (any::<usize>(), any::<bool>()).prop_map(|(k, d)| Op::Health(k, d)),
         2 => (0u32..1200).prop_map(Op::Tick),
+        4 => any::<bool>().prop_map(Op::ToDeadline),
+        1 => (0u32..700).prop_map(Op::Wait),
+        2 => any::<usize>().prop_map(Op::Create),
         1 => prop::collection::vec(any::<usize>(), 1..6).prop_map(Op::Batch),
+        1 => (any::<usize>(), any::<bool>()).prop_map(|(i, c)| Op::File(i, c)),
+    ]
+}
+
+/// Mostly whole restores arriving and the clock walking from deadline to deadline.
+fn time_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (any::<usize>(), any::<bool>()).prop_map(|(i, c)| Op::File(i, c)),
+        2 => any::<usize>().prop_map(Op::Upsert),
+        1 => any::<usize>().prop_map(Op::Delete),
+        2 => (any::<usize>(), any::<bool>()).prop_map(|(k, d)| Op::Health(k, d)),
+        2 => (0u32..900).prop_map(Op::Tick),
+        8 => any::<bool>().prop_map(Op::ToDeadline),
+        1 => (0u32..700).prop_map(Op::Wait),
     ]
 }
 
@@ -74,22 +154,157 @@ fn key_of(o: &AnyObject) -> ObjKey {
     ObjKey::new(o.meta().namespace.clone(), o.meta().name.clone())
 }
 
-fn upsert(s: &mut Snapshot, i: usize, now: jiff::Timestamp, c: &mut Changes) {
-    let pool = pool();
-    let mut o = pool[i % pool.len()].clone();
+fn insert(
+    s: &mut Snapshot,
+    o: &AnyObject,
+    now: jiff::Timestamp,
+    created_now: bool,
+    c: &mut Changes,
+) {
+    let mut o = o.clone();
     let m = o.meta_mut();
     m.last_change = Some(m.last_change.map_or(now, |t| t.max(now)));
+    if created_now {
+        m.created = Some(now);
+    }
     c.object(o.kind(), key_of(&o));
     s.objects.insert(o);
 }
 
+/// The incremental report is `analyze` at the analyzer's clock; only its `now` may be older
+/// (a clock move before the next deadline redoes nothing, not even that).
 fn check(a: &Analyzer, snap: &Snapshot, settings: &Settings, step: usize, op: &Op) {
-    let full = analyze(snap, settings, a.now());
+    let mut full = analyze(snap, settings, a.now());
     let inc = a.report();
+    full.now = inc.now;
     assert!(
         **inc == full,
         "after step {step} ({op:?}) the incremental report differs from analyze:\nincremental: {inc:#?}\nfull: {full:#?}"
     );
+}
+
+/// Plays `ops` on an analyzer and checks it against `analyze` after every step.
+fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
+    let settings = Settings {
+        rename_grace: jiff::SignedDuration::from_secs(5),
+        ..Settings::default()
+    };
+    let mut now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
+    let mut snap = Snapshot::default();
+    for k in Kind::all() {
+        snap.health.insert(
+            k,
+            KindHealth {
+                state: SyncState::Synced,
+                last_event: Some(now),
+            },
+        );
+    }
+    let mut ignored = Changes::default();
+    let objects = &pool.objects;
+    for i in initial {
+        insert(
+            &mut snap,
+            &objects[i % objects.len()],
+            now,
+            false,
+            &mut ignored,
+        );
+    }
+    let mut snap = Arc::new(snap);
+    let mut a = Analyzer::new(Arc::clone(&snap), settings.clone(), now);
+    check(&a, &snap, &settings, 0, &Op::Tick(0));
+    for (step, op) in ops.iter().enumerate() {
+        let mut changes = Changes::default();
+        let s = Arc::make_mut(&mut snap);
+        match op {
+            Op::Upsert(i) => insert(s, &objects[i % objects.len()], now, false, &mut changes),
+            Op::Batch(is) => {
+                for i in is {
+                    insert(s, &objects[i % objects.len()], now, false, &mut changes);
+                }
+            }
+            Op::File(i, created_now) => {
+                for o in &pool.files[i % pool.files.len()] {
+                    insert(s, o, now, *created_now, &mut changes);
+                }
+            }
+            Op::Delete(i) => {
+                let o = &objects[i % objects.len()];
+                let (kind, key) = (o.kind(), key_of(o));
+                if let Some(m) = s.objects.meta(kind, &key) {
+                    let t = Tombstone {
+                        kind,
+                        key: key.clone(),
+                        uid: m.uid.clone(),
+                        at: now,
+                        owners: m.owners.clone(),
+                    };
+                    s.tombstones.push(t);
+                }
+                s.objects.remove(kind, &key);
+                changes.object(kind, key);
+            }
+            Op::Health(k, down) => {
+                let kinds: Vec<Kind> = Kind::all().collect();
+                let kind = kinds[k % kinds.len()];
+                let state = if *down {
+                    SyncState::Resyncing {
+                        since: now,
+                        error: "watch: connection reset".into(),
+                    }
+                } else {
+                    SyncState::Synced
+                };
+                s.health.insert(
+                    kind,
+                    KindHealth {
+                        state,
+                        last_event: Some(now),
+                    },
+                );
+                changes.health = true;
+            }
+            Op::Create(i) => insert(s, &objects[i % objects.len()], now, true, &mut changes),
+            Op::Tick(secs) | Op::Wait(secs) => {
+                now = now
+                    .checked_add(jiff::SignedDuration::from_secs(i64::from(*secs)))
+                    .unwrap();
+            }
+            Op::ToDeadline(exactly) => {
+                if let Some(d) = a.next_deadline() {
+                    assert!(d > a.now(), "deadline {d} not after the clock {}", a.now());
+                    now = if *exactly {
+                        d
+                    } else {
+                        d - jiff::SignedDuration::from_nanos(1)
+                    };
+                }
+            }
+        }
+        match op {
+            Op::Tick(_) | Op::ToDeadline(_) => {
+                let before = Arc::clone(a.report());
+                let changed = a.tick(now);
+                let after = a.report();
+                let same = before.restores == after.restores
+                    && before.findings == after.findings
+                    && before.orig_pvcs == after.orig_pvcs;
+                assert_eq!(
+                    changed,
+                    !same,
+                    "tick at step {} says changed={} wrongly",
+                    step + 1,
+                    changed
+                );
+            }
+            Op::Wait(_) => {}
+            _ => {
+                a.apply_at(Arc::clone(&snap), &changes, now);
+            }
+        }
+        check(&a, &snap, &settings, step + 1, op);
+    }
 }
 
 proptest! {
@@ -100,64 +315,80 @@ proptest! {
         initial in prop::collection::vec(any::<usize>(), 0..40),
         ops in prop::collection::vec(op(), 1..40),
     ) {
-        let settings = Settings {
-            rename_grace: jiff::SignedDuration::from_secs(5),
-            ..Settings::default()
-        };
-        let mut now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
-        let mut snap = Snapshot::default();
-        for k in Kind::all() {
-            snap.health.insert(k, KindHealth { state: SyncState::Synced, last_event: Some(now) });
-        }
-        let mut ignored = Changes::default();
-        for i in initial {
-            upsert(&mut snap, i, now, &mut ignored);
-        }
-        let mut snap = Arc::new(snap);
-        let mut a = Analyzer::new(Arc::clone(&snap), settings.clone(), now);
-        check(&a, &snap, &settings, 0, &Op::Tick(0));
-        for (step, op) in ops.iter().enumerate() {
-            let mut changes = Changes::default();
-            let s = Arc::make_mut(&mut snap);
-            match op {
-                Op::Upsert(i) => upsert(s, *i, now, &mut changes),
-                Op::Batch(is) => {
-                    for i in is {
-                        upsert(s, *i, now, &mut changes);
-                    }
-                }
-                Op::Delete(i) => {
-                    let pool = pool();
-                    let o = &pool[i % pool.len()];
-                    let (kind, key) = (o.kind(), key_of(o));
-                    if let Some(m) = s.objects.meta(kind, &key) {
-                        let t = Tombstone { kind, key: key.clone(), uid: m.uid.clone(), at: now, owners: m.owners.clone() };
-                        s.tombstones.push(t);
-                    }
-                    s.objects.remove(kind, &key);
-                    changes.object(kind, key);
-                }
-                Op::Health(k, down) => {
-                    let kinds: Vec<Kind> = Kind::all().collect();
-                    let kind = kinds[k % kinds.len()];
-                    let state = if *down {
-                        SyncState::Resyncing { since: now, error: "watch: connection reset".into() }
-                    } else {
-                        SyncState::Synced
-                    };
-                    s.health.insert(kind, KindHealth { state, last_event: Some(now) });
-                    changes.health = true;
-                }
-                Op::Tick(secs) => {
-                    now = now.checked_add(jiff::SignedDuration::from_secs(i64::from(*secs))).unwrap();
-                }
-            }
-            if let Op::Tick(_) = op {
-                a.tick(now);
-            } else {
-                a.apply(Arc::clone(&snap), &changes);
-            }
-            check(&a, &snap, &settings, step + 1, op);
-        }
+        play(pool(), initial, &ops);
     }
+
+    #[test]
+    fn no_deadline_is_late(
+        initial in prop::collection::vec(any::<usize>(), 0..10),
+        ops in prop::collection::vec(time_op(), 1..60),
+    ) {
+        play(time_pool(), initial, &ops);
+    }
+}
+
+/// A quiet cluster costs nothing until its next deadline: a clock move before it redoes nothing
+/// (the very same report stays, and `tick` says nothing changed), and the one onto a running
+/// restore's stall reports `restore-stalled` and says so.
+#[test]
+fn a_quiet_running_restore_is_redone_only_when_it_stalls() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/restore-stalled/near-miss-recent.yaml");
+    let text = std::fs::read_to_string(&path).expect("fixture readable");
+    let mut snap = Snapshot::default();
+    for o in load_bytes(text.as_bytes(), "near-miss-recent").objects {
+        snap.objects.insert(o);
+    }
+    let now: jiff::Timestamp = "2026-11-20T10:08:00Z".parse().unwrap();
+    for k in Kind::all() {
+        snap.health.insert(
+            k,
+            KindHealth {
+                state: SyncState::Synced,
+                last_event: Some(now),
+            },
+        );
+    }
+    let settings = Settings::default();
+    let mut a = Analyzer::new(Arc::new(snap), settings.clone(), now);
+    let stalled = |a: &Analyzer| {
+        a.report()
+            .findings
+            .iter()
+            .any(|f| f.code == restorewatch::analysis::Code::RestoreStalled)
+    };
+    assert!(!stalled(&a), "stalled already at {now}");
+    let last = a
+        .report()
+        .restores
+        .iter()
+        .find(|r| r.phase == "Running")
+        .and_then(|r| r.last_change)
+        .expect("a running restore with a last change");
+    let stall = last + settings.stall_after;
+    let deadline = a.next_deadline().expect("a running restore has a deadline");
+    assert!(
+        deadline <= stall + jiff::SignedDuration::from_nanos(1),
+        "deadline {deadline} after the stall at {stall}"
+    );
+
+    // Up to the stall's own instant, only deadlines that change nothing visible may pass.
+    let before = Arc::clone(a.report());
+    assert!(!a.tick(deadline - jiff::SignedDuration::from_nanos(1)));
+    assert!(
+        Arc::ptr_eq(&before, a.report()),
+        "a clock move before the deadline redid the report"
+    );
+    a.tick(stall);
+    assert!(
+        !stalled(&a),
+        "stalled at {stall}, no longer than stall_after since {last}"
+    );
+    assert!(
+        a.tick(stall + jiff::SignedDuration::from_nanos(1)),
+        "the stall was not reported as a change"
+    );
+    assert!(stalled(&a));
+    let full = analyze(a.snapshot(), &settings, a.now());
+    assert_eq!(**a.report(), full);
 }

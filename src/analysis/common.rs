@@ -1,7 +1,7 @@
 //! Rules that hold for any restore, whatever its driver.
 
 use super::codes::Code;
-use super::ctx::{Ctx, human};
+use super::ctx::Ctx;
 use super::emit::Findings;
 use super::report::{Driver, ObjRef, Step, StepId, StepState};
 use crate::model::Kind;
@@ -176,7 +176,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
             format!(
                 "{} is Running but nothing in its objects changed for {}",
                 rj.meta.name,
-                facts.last_change.map(|l| human(ctx.now().duration_since(l))).unwrap_or_default()
+                facts.last_change.map(|l| ctx.clock.human_since(l)).unwrap_or_default()
             ),
             "Look at the current step and the controller's log (the backup controller in cozy-backup-controller); the Velero path has no deadline".into(),
         );

@@ -2,6 +2,7 @@
 //! it. Built once per restore and read by the step and finding rules.
 
 use super::Settings;
+use super::clock::Clock;
 use super::report::{Driver, EventLine, ObjRef, RestoreId, TargetRef};
 use crate::model::names::{
     LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE, VELERO_NAMESPACE, short_hash,
@@ -17,10 +18,9 @@ use std::sync::Arc;
 pub struct Ctx<'a> {
     pub snap: &'a Snapshot,
     pub settings: &'a Settings,
-    /// Read through `now()`, which remembers that it was read: a restore whose analysis never
-    /// looked at the clock gives the same answer later and need not be redone on a tick.
-    clock: Timestamp,
-    clock_read: std::cell::Cell<bool>,
+    /// The only way to the time: each question it answers records when its answer stops
+    /// holding, so the restore's analysis knows until when it holds (`Clock::valid_until`).
+    pub clock: Clock,
     pub rj: &'a Arc<Obj<RestoreJob>>,
     pub id: RestoreId,
     pub ns: &'a str,
@@ -38,17 +38,6 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// The analysis clock (see `clock_read`).
-    pub fn now(&self) -> Timestamp {
-        self.clock_read.set(true);
-        self.clock
-    }
-
-    /// Whether anything in this restore's analysis so far depended on the clock.
-    pub fn read_clock(&self) -> bool {
-        self.clock_read.get()
-    }
-
     pub fn new(
         snap: &'a Snapshot,
         settings: &'a Settings,
@@ -98,8 +87,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             snap,
             settings,
-            clock: now,
-            clock_read: std::cell::Cell::new(false),
+            clock: Clock::new(now),
             rj,
             id: RestoreId {
                 namespace: ns.to_string(),
@@ -155,7 +143,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn older_than(&self, t: Option<Timestamp>, d: SignedDuration) -> bool {
-        t.is_some_and(|t| self.now().duration_since(t) > d)
+        t.is_some_and(|t| self.clock.older_than(t, d))
     }
 
     pub fn event_with(

@@ -2,15 +2,14 @@
 //! Postgres apps that cannot bootstrap, and watches that went stale.
 
 use super::Settings;
+use super::clock::Clock;
 use super::codes::Code;
-use super::ctx::human;
 use super::emit::Findings;
 use super::report::{ObjRef, RestoreId, RestoreView};
 use crate::model::Kind;
 use crate::model::names::LABEL_CNPG_CLUSTER;
 use crate::model::objects::find_condition;
 use crate::model::snapshot::{Snapshot, SyncState};
-use jiff::Timestamp;
 use std::collections::BTreeMap;
 
 pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out: &mut Findings) {
@@ -95,7 +94,7 @@ pub fn objectstore_owners(
     snap: &Snapshot,
     restores: &[std::sync::Arc<RestoreView>],
     settings: &Settings,
-    now: Timestamp,
+    clock: &Clock,
     out: &mut Findings,
 ) {
     for os in snap.object_stores.iter() {
@@ -121,7 +120,7 @@ pub fn objectstore_owners(
                 let fresh = c
                     .meta
                     .created
-                    .is_some_and(|t| now.duration_since(t) < settings.rename_grace);
+                    .is_some_and(|t| clock.younger_than(t, settings.rename_grace));
                 (!fresh).then(|| format!("its controller owner is Cluster {} UID {}, but the live Cluster has UID {}", owner.name, owner.uid, c.meta.uid))
             }
             None => {
@@ -167,7 +166,7 @@ pub fn objectstore_missing(
     snap: &Snapshot,
     restores: &[std::sync::Arc<RestoreView>],
     settings: &Settings,
-    now: Timestamp,
+    clock: &Clock,
     out: &mut Findings,
 ) {
     if !super::disks::kind_observed(snap, Kind::ObjectStore) {
@@ -184,7 +183,7 @@ pub fn objectstore_missing(
         // The backup driver applies the ObjectStore right after the chart renders the Cluster.
         if c.meta
             .created
-            .is_some_and(|t| now.duration_since(t) < settings.rename_grace)
+            .is_some_and(|t| clock.younger_than(t, settings.rename_grace))
         {
             continue;
         }
@@ -281,7 +280,7 @@ pub fn system_bucket(
     }
 }
 
-pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &mut Findings) {
+pub fn watch_stale(snap: &Snapshot, settings: &Settings, clock: &Clock, out: &mut Findings) {
     for (kind, h) in &snap.health {
         let (since, error) = match &h.state {
             SyncState::Resyncing { since, error } | SyncState::Failed { since, error } => {
@@ -289,8 +288,7 @@ pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &m
             }
             _ => continue,
         };
-        let down = now.duration_since(since);
-        if down <= settings.watch_stale_after {
+        if !clock.older_than(since, settings.watch_stale_after) {
             continue;
         }
         out.push(
@@ -298,7 +296,7 @@ pub fn watch_stale(snap: &Snapshot, settings: &Settings, now: Timestamp, out: &m
             Code::WatchStale,
             None,
             Vec::new(),
-            format!("the watch of {} has been down for {} ({error}); what is shown of them is from before", kind.info().label, human(down)),
+            format!("the watch of {} has been down for {} ({error}); what is shown of them is from before", kind.info().label, clock.human_since(since)),
             "Check the connection to the API server and RBAC; restorewatch reconnects by itself".into(),
         )
         .stale = true;

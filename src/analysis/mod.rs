@@ -2,6 +2,7 @@
 //! the same input gives the same report, which is what makes `check` on a dump repeatable and
 //! the rules table-testable.
 
+pub mod clock;
 pub mod codes;
 pub(crate) mod common;
 pub(crate) mod ctx;
@@ -82,7 +83,9 @@ pub struct NamespacePart {
     orphaned: Vec<std::sync::Arc<Finding>>,
     orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
     orig_findings: Vec<std::sync::Arc<Finding>>,
-    time_sensitive: bool,
+    /// Until when this part is the analysis at any later instant (`clock::Clock`); `None`
+    /// when no rule's answer depends on the time.
+    valid_until: Option<jiff::Timestamp>,
 }
 
 impl NamespacePart {
@@ -95,9 +98,9 @@ impl NamespacePart {
             && self.orig_findings.is_empty()
     }
 
-    /// Some rule read the clock: the part may differ at another `now`.
-    pub fn time_sensitive(&self) -> bool {
-        self.time_sensitive
+    /// The earliest instant at which analysing the same objects could give another part.
+    pub fn valid_until(&self) -> Option<Timestamp> {
+        self.valid_until
     }
 }
 
@@ -270,7 +273,7 @@ pub fn analyze_namespace(
         }));
     }
 
-    let time_sensitive = ctxs.iter().any(|c| c.read_clock());
+    let valid_until = earliest(ctxs.iter().map(|c| c.clock.valid_until()));
     let mut orphaned = emit::Findings::default();
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
@@ -285,8 +288,13 @@ pub fn analyze_namespace(
         orphaned,
         orig_pvcs,
         orig_findings,
-        time_sensitive,
+        valid_until,
     }
+}
+
+/// The earliest of some instants, `None` standing for never.
+pub fn earliest(times: impl IntoIterator<Item = Option<Timestamp>>) -> Option<Timestamp> {
+    times.into_iter().flatten().min()
 }
 
 /// The report from every namespace's part (in namespace order) and the cluster-wide findings,
@@ -305,10 +313,11 @@ pub fn assemble<'p>(
     let mut out = emit::Findings::default();
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, &mut out);
-    global::objectstore_owners(snap, &restores, settings, now, &mut out);
-    global::objectstore_missing(snap, &restores, settings, now, &mut out);
+    let clock = clock::Clock::new(now);
+    global::objectstore_owners(snap, &restores, settings, &clock, &mut out);
+    global::objectstore_missing(snap, &restores, settings, &clock, &mut out);
     global::system_bucket(snap, &restores, &mut out);
-    global::watch_stale(snap, settings, now, &mut out);
+    global::watch_stale(snap, settings, &clock, &mut out);
     // The parts' findings are shared as they are (marked stale with their own restores); only
     // the cluster-wide ones are new.
     let mut findings: Vec<std::sync::Arc<Finding>> = parts
@@ -334,8 +343,14 @@ pub fn assemble<'p>(
             .then_with(|| a.objects.cmp(&b.objects))
     });
     findings.dedup();
+    let valid_until = earliest(
+        parts
+            .map(|p| p.valid_until)
+            .chain(std::iter::once(clock.valid_until())),
+    );
     Report {
         now: Some(now),
+        valid_until,
         restores,
         findings,
         orig_pvcs,

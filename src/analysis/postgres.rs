@@ -267,7 +267,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
     } else if new_cluster.is_some() {
         // Not reached yet while the Cluster re-bootstraps: pending, with the clock it races.
         let left = dl
-            .map(|(d, _)| format!("deadline in {}", human(d.duration_since(ctx.now()))))
+            .map(|(d, _)| format!("deadline in {}", ctx.clock.human_until(d)))
             .unwrap_or_default();
         step(StepId::Healthy, if failed { Failed } else { Pending }, left)
     } else {
@@ -357,18 +357,19 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         && purge_done
         && let Some((at, timeout)) = dl
     {
-        let left = at.duration_since(ctx.now());
-        if left.as_secs() * 5 < timeout.as_secs() {
-            let msg = if left.is_negative() {
+        // Near: less than a fifth of the timeout left, in whole seconds.
+        let fifth = -(-timeout.as_secs()).div_euclid(5);
+        if ctx.clock.secs_left_below(at, fifth) {
+            let msg = if ctx.clock.passed(at) {
                 format!(
                     "the {} deadline passed {} ago and Cluster {cluster_name} is not healthy",
                     human(timeout),
-                    human(-left)
+                    ctx.clock.human_since(at)
                 )
             } else {
                 format!(
                     "{} of the {} deadline left and Cluster {cluster_name} is not healthy",
-                    human(left),
+                    ctx.clock.human_until(at),
                     human(timeout)
                 )
             };
@@ -431,7 +432,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
                     }
                     format!(
                         "the purge has not finished after {}: {} still there",
-                        since.map(|s| human(ctx.now().duration_since(s))).unwrap_or_default(),
+                        since.map(|s| ctx.clock.human_since(s)).unwrap_or_default(),
                         left.join(" and ")
                     )
                 },
@@ -444,7 +445,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         steps,
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
-        deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.now() < d),
+        deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.clock.before(d)),
     }
 }
 

@@ -387,6 +387,10 @@ pub struct OrigPvcView {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
     pub now: Option<Timestamp>,
+    /// The report stands, for the same objects, at every instant from `now` until this one
+    /// (the earliest stall, deadline, grace period or duration text to move on); `None` when
+    /// nothing in it depends on the time.
+    pub valid_until: Option<Timestamp>,
     /// Shared, so that an incremental analysis reuses the restores a change did not touch.
     pub restores: Vec<std::sync::Arc<RestoreView>>,
     /// Shared like the restores: a namespace's findings are reused until it changes.

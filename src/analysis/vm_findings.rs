@@ -358,7 +358,7 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                         format!(
                             "VM {vm_name} is Halted but its VMI is still {} after {}",
                             vmi.phase.display(),
-                            since.map(|s| human(ctx.now().duration_since(s))).unwrap_or_default()
+                            since.map(|s| ctx.clock.human_since(s)).unwrap_or_default()
                         ),
                         format!("Look at the VMI's virt-launcher pod and events; force it off with virtctl stop --force --grace-period=0 {vm_name} -n {} if the guest hangs", ctx.ns),
                     );
@@ -427,7 +427,7 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                         "Velero Restore {} is {}{extra} with no change for {}; the controller has no deadline on this path and waits forever",
                         v.meta.name,
                         v.phase.display(),
-                        last.map(|l| human(ctx.now().duration_since(l))).unwrap_or_default()
+                        last.map(|l| ctx.clock.human_since(l)).unwrap_or_default()
                     ),
                     format!("Check velero and node-agent logs (velero restore describe {} -n {}); a FailedValidation restore never proceeds: delete the RestoreJob and fix the cause", v.meta.name, v.meta.namespace),
                 );

@@ -367,7 +367,7 @@ fn awaiting_bind_detail(ctx: &Ctx, d: &Disk, since: Option<jiff::Timestamp>) -> 
         d.name,
         d.orig_name,
         since
-            .map(|t| format!(" ({})", super::ctx::human(ctx.now().duration_since(t))))
+            .map(|t| format!(" ({})", ctx.clock.human_since(t)))
             .unwrap_or_default()
     )
 }

@@ -7,9 +7,11 @@
 //! `touched`), those are re-analysed, the others are shared as they were (`Arc<RestoreView>`),
 //! and the cluster-wide findings are redone each time (they read across namespaces).
 //!
-//! Time: the analyzer has its own clock, moved by `tick`. A part whose rules read the clock
-//! (stalls, deadlines, grace periods: `NamespacePart::time_sensitive`) is redone on each tick;
-//! the others give the same answer at any time and are kept.
+//! Time: the analyzer has its own clock, moved by `tick` (or with a change, `apply_at`). Each
+//! part knows until when it holds (`NamespacePart::valid_until`: the next stall, deadline,
+//! grace period or change of a duration's text); moving the clock redoes only the parts whose
+//! instant has come, and the cluster-wide findings only when theirs has. The live pipeline
+//! sleeps until `next_deadline`.
 
 use crate::analysis::{self, NamespacePart, Report, Settings};
 use crate::model::Kind;
@@ -68,34 +70,73 @@ impl Analyzer {
     /// Takes the next snapshot, reached from the current one by `changes`, and returns its
     /// report at the analyzer's clock.
     pub fn apply(&mut self, snap: Arc<Snapshot>, changes: &Changes) -> Arc<Report> {
+        self.apply_at(snap, changes, self.now)
+    }
+
+    /// `apply` with the clock moved to `now` first: the parts whose time has come are redone
+    /// along with those the changes touch, in one assembly.
+    pub fn apply_at(
+        &mut self,
+        snap: Arc<Snapshot>,
+        changes: &Changes,
+        now: Timestamp,
+    ) -> Arc<Report> {
         let touched = touched(&self.snap, &snap, changes);
         self.snap = snap;
         match touched {
-            Touched::All => self.redo_all(),
-            Touched::Some(namespaces) => {
+            Touched::Some(mut namespaces) if now >= self.now => {
+                self.now = now;
+                namespaces.extend(self.expired());
                 for ns in namespaces {
                     self.redo(&ns);
                 }
                 self.assemble();
             }
+            _ => {
+                self.now = now;
+                self.redo_all();
+            }
         }
         Arc::clone(&self.report)
     }
 
-    /// Moves the clock to `now`: the restores whose rules read the clock are redone.
-    pub fn tick(&mut self, now: Timestamp) -> Arc<Report> {
+    /// Moves the clock to `now`: the parts whose answers expire by then are redone (the
+    /// cluster-wide findings too when theirs do). Returns whether what the report says changed
+    /// (its `now` aside): when not, there is nothing to publish or redraw. Before
+    /// `next_deadline` nothing is redone and the report, `now` included, stays as it was.
+    pub fn tick(&mut self, now: Timestamp) -> bool {
+        if now < self.now {
+            // Deadlines assume a clock that moves forward: start over.
+            self.now = now;
+            let before = Arc::clone(&self.report);
+            self.redo_all();
+            return !same_content(&before, &self.report);
+        }
         self.now = now;
-        let sensitive: Vec<String> = self
-            .parts
-            .iter()
-            .filter(|(_, p)| p.time_sensitive())
-            .map(|(ns, _)| ns.clone())
-            .collect();
-        for ns in sensitive {
+        if self.report.valid_until.is_none_or(|u| u > now) {
+            return false;
+        }
+        for ns in self.expired() {
             self.redo(&ns);
         }
+        let before = Arc::clone(&self.report);
         self.assemble();
-        Arc::clone(&self.report)
+        !same_content(&before, &self.report)
+    }
+
+    /// The earliest instant at which the report could change without any change of objects;
+    /// `None` when it never will. `tick` before then does nothing.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.report.valid_until
+    }
+
+    /// The namespaces whose parts no longer hold at the analyzer's clock.
+    fn expired(&self) -> Vec<String> {
+        self.parts
+            .iter()
+            .filter(|(_, p)| p.valid_until().is_some_and(|u| u <= self.now))
+            .map(|(ns, _)| ns.clone())
+            .collect()
     }
 
     fn redo_all(&mut self) {
@@ -124,6 +165,11 @@ impl Analyzer {
             self.parts.values(),
         ));
     }
+}
+
+/// The same restores, findings and `-orig` PVCs: what a reader sees (not when it was made).
+fn same_content(a: &Report, b: &Report) -> bool {
+    a.restores == b.restores && a.findings == b.findings && a.orig_pvcs == b.orig_pvcs
 }
 
 /// The namespaces whose restores can read something `changes` altered between `old` and `new`.

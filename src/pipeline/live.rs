@@ -2,7 +2,9 @@
 //!
 //! A change that arrives after a quiet period is analysed and published at once; while changes
 //! stream in faster than `Pacer::for_frames` allows, they are coalesced. Without changes the
-//! only work is a tick every `TICK` that redoes the restores whose rules read the clock.
+//! task sleeps until the report's next deadline (a stall, deadline, grace period or duration
+//! text due to move on: `Analyzer::next_deadline`), redoes only what expired, and publishes
+//! only if the report changed.
 
 use super::analyzer::Analyzer;
 use super::frame::{Frame, FrameRx, FrameTx};
@@ -15,9 +17,10 @@ use std::time::Duration;
 
 pub use crate::cluster::live::WatchOptions;
 
-/// How often the clock moves for stalls (10 min), watch-stale (30 s) and deadlines. Ages on
-/// screen come from the UI's own clock; only clock-reading restores are redone on a tick.
-const TICK: Duration = Duration::from_secs(5);
+/// The least time between two clock moves: deadlines within it wait for the next one (a
+/// "down for 12s" text counts seconds; nothing here needs finer). Ages on screen come from the
+/// UI's own clock.
+const MIN_TICK: Duration = Duration::from_secs(1);
 
 pub struct LiveOptions {
     pub namespace: Option<String>,
@@ -70,10 +73,10 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
     let mut pending: Option<SourceUpdate> = None;
     let mut seq = 0u64;
     let mut pacer = Pacer::for_frames();
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let listed = pending.as_ref().is_some_and(|p| p.snapshot.all_listed());
+        let deadline = analyzer.as_ref().and_then(Analyzer::next_deadline);
+        let wake = tokio::time::Instant::now() + wake_in(deadline, Timestamp::now());
         tokio::select! {
             update = source.updates.recv() => {
                 let Some(update) = update else { return };
@@ -87,12 +90,12 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             }
             // Armed only while a stream of changes is being coalesced.
             _ = tokio::time::sleep_until(pacer.when(tokio::time::Instant::now())), if listed => {}
-            _ = tick.tick() => {
+            _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
                 if pending.is_none()
                     && let Some(a) = &mut analyzer
+                    && a.tick(Timestamp::now())
                 {
-                    let report = a.tick(Timestamp::now());
-                    publish(&frames, a, report, &mut seq);
+                    publish(&frames, a, Arc::clone(a.report()), &mut seq);
                 }
                 continue;
             }
@@ -104,7 +107,7 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
                 continue;
             };
             let report = match &mut analyzer {
-                Some(a) => a.apply(update.snapshot, &update.changes),
+                Some(a) => a.apply_at(update.snapshot, &update.changes, Timestamp::now()),
                 None => {
                     let a = Analyzer::new(update.snapshot, settings.clone(), Timestamp::now());
                     let report = Arc::clone(a.report());
@@ -120,6 +123,21 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
     }
 }
 
+/// How long to sleep for a deadline: until the whole second after it, so that deadlines within
+/// one second are met by one clock move, and at least `MIN_TICK`.
+fn wake_in(deadline: Option<Timestamp>, now: Timestamp) -> Duration {
+    let Some(d) = deadline else {
+        // Not armed (see the `select!`), but an instant is needed all the same.
+        return Duration::from_secs(3600);
+    };
+    let secs = d.as_second() + i64::from(d.subsec_nanosecond() > 0);
+    let wait = Timestamp::from_second(secs)
+        .map_or(jiff::SignedDuration::ZERO, |at| at.duration_since(now));
+    Duration::try_from(wait)
+        .unwrap_or(Duration::ZERO)
+        .max(MIN_TICK)
+}
+
 fn publish(frames: &FrameTx, a: &Analyzer, report: Arc<crate::analysis::Report>, seq: &mut u64) {
     *seq += 1;
     frames.send_replace(Some(Arc::new(Frame {
@@ -128,4 +146,29 @@ fn publish(frames: &FrameTx, a: &Analyzer, report: Arc<crate::analysis::Report>,
         report,
         analyzed_at: a.now(),
     })));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn deadlines_in_one_second_share_a_wake_and_none_comes_sooner_than_min_tick() {
+        let now = at("2026-11-20T10:00:00.2Z");
+        let early = wake_in(Some(at("2026-11-20T10:00:05.000000001Z")), now);
+        let late = wake_in(Some(at("2026-11-20T10:00:05.9Z")), now);
+        assert_eq!(early, late);
+        assert_eq!(early, Duration::from_millis(5800));
+        // A whole second is its own wake, not the next one.
+        assert_eq!(
+            wake_in(Some(at("2026-11-20T10:00:05Z")), now),
+            Duration::from_millis(4800)
+        );
+        assert_eq!(wake_in(Some(at("2026-11-20T10:00:00.3Z")), now), MIN_TICK);
+        assert_eq!(wake_in(Some(at("2026-11-20T09:00:00Z")), now), MIN_TICK);
+    }
 }

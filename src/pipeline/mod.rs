@@ -5,9 +5,11 @@
 //! - [`Analyzer`]: incremental analysis. `Analyzer::new(snapshot, settings, now)` analyses
 //!   everything once; `Analyzer::apply(snapshot, &changes)` takes the next snapshot with the
 //!   [`Changes`] that lead to it and returns the new `Arc<Report>`, redoing only the namespaces
-//!   the changes touch (plus the cluster-wide findings); `Analyzer::tick(now)` moves the
-//!   clock and redoes only the restores whose rules read it. The report always equals
-//!   `analysis::analyze(snapshot, settings, report.now)` (property-tested).
+//!   the changes touch (plus the cluster-wide findings); `apply_at` moves the clock with them.
+//!   `Analyzer::tick(now)` moves the clock and redoes only the parts whose answers expired by
+//!   then (`Analyzer::next_deadline`), saying whether the report changed. The report always
+//!   equals `analysis::analyze(snapshot, settings, now)` at the analyzer's clock, `now` aside
+//!   (property-tested).
 //! - [`live::start`] / [`live::start_watching`]: the live watches of `cluster::live`, analysed
 //!   into [`Frame`]s on a watch channel (the first change after a quiet period is analysed and
 //!   sent at once; only a stream of changes is coalesced, to ~60 frames a second: [`pace`]).

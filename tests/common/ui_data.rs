@@ -632,6 +632,7 @@ pub fn findings() -> Vec<Finding> {
 pub fn report() -> Report {
     Report {
         now: Some(now()),
+        valid_until: None,
         restores: vec![
             restore_test().into(),
             pg_restore().into(),
