@@ -1,32 +1,26 @@
-//! Frames of a picture that never changes (snapshot files): the analysis is re-run every
-//! `every` so that time-based findings (stalls, deadlines) move on; a new frame is sent only
-//! when the report actually changed.
+//! Frames of a picture that never changes (snapshot files). Only the clock moves it on: the
+//! analysis is redone when its next deadline comes (a stall, a deadline, the text of an age),
+//! never more often than `every`, and a new frame is sent only when the report changed.
 
+use super::analyzer::Analyzer;
 use super::frame::{Frame, FrameRx};
-use crate::analysis::{self, Report, Settings};
+use crate::analysis::{Report, Settings};
 use crate::model::snapshot::Snapshot;
 use jiff::Timestamp;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn without_now(r: &Report) -> Report {
-    Report {
-        now: None,
-        ..r.clone()
-    }
-}
-
-fn frame(seq: u64, snapshot: &Arc<Snapshot>, report: Report, now: Timestamp) -> Arc<Frame> {
+fn frame(seq: u64, snapshot: &Arc<Snapshot>, report: Arc<Report>, now: Timestamp) -> Arc<Frame> {
     Arc::new(Frame {
         seq,
         snapshot: snapshot.clone(),
-        report: Arc::new(report),
+        report,
         analyzed_at: now,
     })
 }
 
-/// Analyses now, sends the first frame at once, then re-analyses every `every` until the
-/// receiver is dropped. Needs a tokio runtime.
+/// Analyses now, sends the first frame at once, then follows the clock until the receiver is
+/// dropped. Needs a tokio runtime.
 pub fn spawn(snapshot: Snapshot, settings: Settings, every: Duration) -> FrameRx {
     spawn_at(snapshot, settings, every, jiff::SignedDuration::ZERO)
 }
@@ -45,26 +39,29 @@ pub fn spawn_at(
     };
     let snapshot = Arc::new(snapshot);
     let now = clock();
-    let report = analysis::analyze(&snapshot, &settings, now);
-    let mut last = without_now(&report);
-    let (tx, rx) = tokio::sync::watch::channel(Some(frame(1, &snapshot, report, now)));
+    let mut analyzer = Analyzer::new(Arc::clone(&snapshot), settings, now);
+    let first = frame(1, &snapshot, Arc::clone(analyzer.report()), now);
+    let (tx, rx) = tokio::sync::watch::channel(Some(first));
     tokio::spawn(async move {
         let mut seq = 1;
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tick.tick().await;
         loop {
+            // Nothing depends on the time: this picture is final.
+            let Some(deadline) = analyzer.next_deadline() else {
+                tx.closed().await;
+                break;
+            };
+            let wait = Duration::try_from(deadline.duration_since(clock()))
+                .unwrap_or(Duration::ZERO)
+                .max(every);
             tokio::select! {
-                _ = tick.tick() => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = tx.closed() => break,
             }
             let now = clock();
-            let report = analysis::analyze(&snapshot, &settings, now);
-            let cmp = without_now(&report);
-            if cmp != last {
-                last = cmp;
+            if analyzer.tick(now) {
                 seq += 1;
-                if tx.send(Some(frame(seq, &snapshot, report, now))).is_err() {
+                let f = frame(seq, &snapshot, Arc::clone(analyzer.report()), now);
+                if tx.send(Some(f)).is_err() {
                     break;
                 }
             }
