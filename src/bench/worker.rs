@@ -283,7 +283,8 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     let counts0 = request_counts(&write_client).await;
     r.rss_after_sync = sys::rss().0;
 
-    // 2. Idle: nothing changes on the server; only the 1 s re-analysis and clock redraws run.
+    // 2. Idle: nothing changes on the server; the pipeline wakes only at the report's next
+    // deadline, and the draw loop redraws its clock each second.
     tokio::time::sleep(SETTLE).await;
     let cpu0 = sys::cpu_seconds();
     let idle_start = Instant::now();
