@@ -71,7 +71,7 @@ async fn no_rename_while_the_vm_runs_or_a_pod_mounts_the_disk() {
     // Near miss: a finished Pod is no user; the rename goes through.
     let mut objs = rename_state("fresh");
     objs.push(pod("virt-launcher-vm1-old", "vm-disk-data", "Succeeded"));
-    let (sim, client, _b) = sim_binding(objs).await;
+    let (sim, client) = sim_binding(objs).await;
     let plan = plan_ok(&client, &rename_req()).await;
     let out = executor(&client, None).execute(&plan, |_| {}).await;
     assert_eq!(out, Outcome::Completed { writes: 5 });
@@ -136,7 +136,7 @@ fn recorded_policies(sim: &restorewatch::sim::SimHandle) -> (Option<String>, Opt
 
 #[tokio::test]
 async fn a_retain_left_by_an_earlier_attempt_is_not_recorded_as_the_original() {
-    let (sim, client, _b) = sim_binding(after_failed_attempt(true)).await;
+    let (sim, client) = sim_binding(after_failed_attempt(true)).await;
     let plan = plan_ok(&client, &rename_req()).await;
     assert!(
         !plan.ops.iter().any(|o| matches!(o, Op::AnnotatePv { .. })),
@@ -176,7 +176,7 @@ async fn a_retain_left_by_an_earlier_attempt_is_not_recorded_as_the_original() {
     sim.shutdown().await;
 
     // The operator who knows the policy gives it; it is recorded.
-    let (sim, client, _b) = sim_binding(after_failed_attempt(true)).await;
+    let (sim, client) = sim_binding(after_failed_attempt(true)).await;
     let req = ActionRequest {
         policy: Some("Delete".into()),
         ..rename_req()
@@ -191,7 +191,7 @@ async fn a_retain_left_by_an_earlier_attempt_is_not_recorded_as_the_original() {
     sim.shutdown().await;
 
     // Near miss: no earlier attempt, the PV was Retain before anything: that is its policy.
-    let (sim, client, _b) = sim_binding(after_failed_attempt(false)).await;
+    let (sim, client) = sim_binding(after_failed_attempt(false)).await;
     let plan = plan_ok(&client, &rename_req()).await;
     executor(&client, None).execute(&plan, |_| {}).await;
     wait_gone(&sim, NS, "vm-disk-data").await;
@@ -211,7 +211,7 @@ async fn the_per_disk_form_finishes_the_rename_given_the_disk_or_its_orig_pvc() 
         ("original-deleted", ORIG),
         ("prefix-race", ORIG),
     ] {
-        let (sim, client, _b) = sim_binding(rename_state(state)).await;
+        let (sim, client) = sim_binding(rename_state(state)).await;
         let req = pvc_req(ActionKind::ResumeRename, target);
         let plan = plan_ok(&client, &req).await;
         assert_eq!(
@@ -248,7 +248,7 @@ async fn the_per_disk_form_finishes_the_rename_given_the_disk_or_its_orig_pvc() 
 
 #[tokio::test]
 async fn a_foreign_orig_name_on_one_disk_does_not_stop_keeping_the_other() {
-    let (sim, client, _b) = sim_binding(two_disks()).await;
+    let (sim, client) = sim_binding(two_disks()).await;
     let why = refused_without_writes(&sim, &client, &rename_req()).await;
     assert!(
         why.contains("vm-disk-system-orig-de3e") && why.contains("--pvc"),

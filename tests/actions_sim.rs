@@ -22,7 +22,7 @@ async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_no
         ("prefix-race", ""),
         ("complete", "Delete"),
     ] {
-        let (sim, client, _binder) = sim_binding(rename_state(state)).await;
+        let (sim, client) = sim_binding(rename_state(state)).await;
         let plan = plan_ok(&client, &rename_req()).await;
         if state == "complete" {
             assert!(
@@ -52,7 +52,7 @@ async fn resume_rename_finishes_from_every_starting_state_and_a_rerun_changes_no
 
 #[tokio::test]
 async fn a_crash_after_any_write_then_a_rerun_converges_to_the_same_end_state() {
-    let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
+    let (sim, client) = sim_binding(rename_state("fresh")).await;
     let full = plan_ok(&client, &rename_req()).await;
     let n = full.ops.len();
     assert_eq!(
@@ -66,7 +66,7 @@ async fn a_crash_after_any_write_then_a_rerun_converges_to_the_same_end_state() 
     sim.shutdown().await;
 
     for k in 0..=n {
-        let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
+        let (sim, client) = sim_binding(rename_state("fresh")).await;
         let plan = plan_ok(&client, &rename_req()).await;
         let first = executor(&client, Some(k)).execute(&plan, |_| {}).await;
         assert_eq!(
@@ -113,7 +113,7 @@ impl MinWith for Outcome {
 
 #[tokio::test]
 async fn a_controller_writing_concurrently_causes_a_re_read_not_a_blind_retry() {
-    let (sim, client, _binder) = sim_binding(rename_state("orig-created")).await;
+    let (sim, client) = sim_binding(rename_state("orig-created")).await;
     let plan = plan_ok(&client, &rename_req()).await;
     let store = sim.store().clone();
     let mut conflicts = 0;
@@ -173,7 +173,7 @@ async fn a_foreign_orig_pvc_is_never_touched() {
             "Bound",
         ),
     ]);
-    let (sim, client, _binder) = sim_binding(objs).await;
+    let (sim, client) = sim_binding(objs).await;
     let rv = sim.store().current_rv();
     let refused = plan_fresh(&client, &rename_req())
         .await
@@ -206,7 +206,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
             "Bound",
         ),
     ]);
-    let (sim, client, _binder) = sim_binding(objs.clone()).await;
+    let (sim, client) = sim_binding(objs.clone()).await;
     let req = ActionRequest {
         action: ActionKind::ReclaimOrig,
         target: Target::Pvc {
@@ -250,7 +250,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
     // Refused while the RestoreJob still runs.
     let mut running = objs.clone();
     running[3] = rj("Running");
-    let (sim, client, _binder) = sim_binding(running).await;
+    let (sim, client) = sim_binding(running).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -262,7 +262,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
     let mut mounted = objs.clone();
     mounted.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "inspect", "namespace": NS},
         "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": ORIG}}]}, "status": {"phase": "Running"}}));
-    let (sim, client, _binder) = sim_binding(mounted).await;
+    let (sim, client) = sim_binding(mounted).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -277,7 +277,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
         pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", None),
         orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Bound"),
     ]);
-    let (sim, client, _binder) = sim_binding(unrecorded).await;
+    let (sim, client) = sim_binding(unrecorded).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -328,7 +328,7 @@ fn pg_objects(server_name: &str, phase: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn fix_servername_patches_with_a_test_of_the_old_value() {
-    let (sim, client, _binder) = sim_binding(pg_objects("postgres-orders", "Running")).await;
+    let (sim, client) = sim_binding(pg_objects("postgres-orders", "Running")).await;
     let req = ActionRequest {
         action: ActionKind::FixServername,
         target: Target::Restore {
@@ -379,7 +379,7 @@ async fn fix_servername_patches_with_a_test_of_the_old_value() {
     sim.shutdown().await;
 
     // Only while the restore runs.
-    let (sim, client, _binder) = sim_binding(pg_objects("postgres-orders", "Failed")).await;
+    let (sim, client) = sim_binding(pg_objects("postgres-orders", "Failed")).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -394,7 +394,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
     for hr in ["vm-instance-vm1", "vm-disk-data"] {
         objs.push(json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": hr, "namespace": NS}, "spec": {"suspend": true}}));
     }
-    let (sim, client, _binder) = sim_binding(objs.clone()).await;
+    let (sim, client) = sim_binding(objs.clone()).await;
     let req = ActionRequest {
         action: ActionKind::ResumeRelease,
         target: Target::Restore {
@@ -419,7 +419,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
     sim.shutdown().await;
 
     objs[3] = rj("Running");
-    let (sim, client, _binder) = sim_binding(objs).await;
+    let (sim, client) = sim_binding(objs).await;
     let r = plan_fresh(&client, &req)
         .await
         .unwrap()
@@ -430,7 +430,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
 
 #[tokio::test]
 async fn every_write_is_audited_and_recorded_as_an_event_on_the_restore() {
-    let (sim, client, _binder) = sim_binding(rename_state("orig-created")).await;
+    let (sim, client) = sim_binding(rename_state("orig-created")).await;
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
     let ex = Executor {
@@ -516,7 +516,7 @@ async fn rbac_answers_before_anything_is_written() {
 // kubectl is run with a blocking call: the emulator needs another thread to answer it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_sees_the_repaired_state() {
-    let (sim, client, _binder) = sim_binding(rename_state("prefix-race")).await;
+    let (sim, client) = sim_binding(rename_state("prefix-race")).await;
     let plan = plan_ok(&client, &rename_req()).await;
     executor(&client, None).execute(&plan, |_| {}).await;
     wait_gone(&sim, NS, "vm-disk-data").await;
@@ -578,7 +578,7 @@ async fn an_operator_keeps_a_disk_before_an_in_place_vmdisk_restore() {
             "spec": {"backupRef": {"name": "data-backup"}}}),
     ];
     objs.extend([original_pvc(), pv("Delete", "vm-disk-data", PVC_UID, None)]);
-    let (sim, client, _binder) = sim_binding(objs).await;
+    let (sim, client) = sim_binding(objs).await;
     let plan = plan_ok(&client, &rename_req()).await;
     assert_eq!(plan.ops.len(), 5, "{:?}", plan.ops);
     assert_eq!(
@@ -720,7 +720,7 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
 
 #[tokio::test]
 async fn the_controller_creating_the_orig_pvc_meanwhile_is_a_one_line_conflict_then_a_resume() {
-    let (sim, client, _binder) = sim_binding(rename_state("fresh")).await;
+    let (sim, client) = sim_binding(rename_state("fresh")).await;
     let plan = plan_ok(&client, &rename_req()).await;
     let store = sim.store().clone();
     let mut raced = false;

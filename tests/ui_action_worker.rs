@@ -67,9 +67,10 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
         "viewer".to_string(),
         Policy::builtin("readonly").expect("readonly"),
     );
+    // The PV controller binds the -orig PVC on its resync (300 ms here); the dialog waits.
     let sim = Sim::start(SimConfig {
         tokens,
-        ..SimConfig::default()
+        ..SimConfig::default().with_pv_resync(Duration::from_millis(300))
     })
     .await
     .expect("emulator");
@@ -150,11 +151,6 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
         }
     ));
     typ(&mut a, "vm-disk-system-orig-de3e");
-    // The PV controller binds the -orig PVC on its resync; the dialog waits for it.
-    let _binder = actions_support::spawn_binder(
-        sim.client_with_token("admin").expect("client"),
-        Duration::from_millis(300),
-    );
     press(&mut a, KeyCode::Enter);
     assert!(matches!(stage(&a), Stage::Running { .. }));
     pump(&mut a, &admin, &mut rx, |a| {

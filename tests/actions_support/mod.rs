@@ -155,7 +155,8 @@ pub fn executor(client: &kube::Client, max_writes: Option<usize>) -> Executor {
         audit: None,
         events: false,
         max_writes,
-        // Long enough for the test binder below; a test that wants the bound sets its own.
+        // Long enough for the emulator's binder on a short resync; a test that wants the bound
+        // sets its own.
         bind_wait: std::time::Duration::from_secs(10),
     }
 }
@@ -404,9 +405,12 @@ pub async fn refused_without_writes(
     r.reason
 }
 
-/// A stand-in for the PV controller's binder (until the emulator has its own): every `delay`
-/// it binds, through the API's status subresource, each Pending PVC whose PV's claimRef names
-/// it by name and UID, as the real binder does on its resync.
+/// A stand-in for the PV controller's binder, started mid-test: every `delay` it binds, through
+/// the API's status subresource, each Pending PVC whose PV's claimRef names it by name and UID.
+/// Only the rename matrix uses it: it plans each state as an operator finds it before the
+/// emulator's binder resyncs (15 s: claims awaiting a bind included), then needs the bind soon
+/// after the plan is accepted, and the emulator's resync cannot be shortened once scheduled.
+/// Every other test uses the emulator's own binder (`sim_with_resync`).
 pub fn spawn_binder(client: kube::Client, delay: Duration) -> tokio::task::JoinHandle<()> {
     use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
     use kube::api::{Api, ListParams, Patch, PatchParams};
@@ -454,13 +458,23 @@ pub fn spawn_binder(client: kube::Client, delay: Duration) -> tokio::task::JoinH
     })
 }
 
-/// The emulator with these objects and the stand-in binder running.
-pub async fn sim_binding(
-    objs: Vec<Value>,
-) -> (SimHandle, kube::Client, tokio::task::JoinHandle<()>) {
-    let (sim, client) = sim_with(objs).await;
-    let binder = spawn_binder(client.clone(), Duration::from_millis(50));
-    (sim, client, binder)
+/// The emulator with these objects, its PV binder on a short resync: a Pending PVC whose PV's
+/// claimRef names it (by name and UID) is bound within `resync`, as kube-controller-manager
+/// binds it on its own resync.
+pub async fn sim_with_resync(objs: Vec<Value>, resync: Duration) -> (SimHandle, kube::Client) {
+    let sim = Sim::start(SimConfig::default().with_pv_resync(resync))
+        .await
+        .expect("emulator starts");
+    for o in objs {
+        sim.store().load(o).expect("object loads");
+    }
+    let client = sim.client().expect("client");
+    (sim, client)
+}
+
+/// The emulator with these objects and its PV binder on a 50 ms resync.
+pub async fn sim_binding(objs: Vec<Value>) -> (SimHandle, kube::Client) {
+    sim_with_resync(objs, Duration::from_millis(50)).await
 }
 
 /// The rename finished as a real cluster sees it: the -orig PVC was created Pending while the
