@@ -191,15 +191,7 @@ fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
     };
     let mut now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
     let mut snap = Snapshot::default();
-    for k in Kind::all() {
-        snap.health.insert(
-            k,
-            KindHealth {
-                state: SyncState::Synced,
-                last_event: Some(now),
-            },
-        );
-    }
+    snap.mark_every_kind(SyncState::Synced, Some(now));
     let mut ignored = Changes::default();
     let objects = &pool.objects;
     for i in initial {
@@ -233,14 +225,7 @@ fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
                 let o = &objects[i % objects.len()];
                 let (kind, key) = (o.kind(), key_of(o));
                 if let Some(m) = s.objects.meta(kind, &key) {
-                    let t = Tombstone {
-                        kind,
-                        key: key.clone(),
-                        uid: m.uid.clone(),
-                        at: now,
-                        owners: m.owners.clone(),
-                    };
-                    s.tombstones.push(t);
+                    s.tombstones.push(Tombstone::of(kind, key.clone(), m, now));
                 }
                 s.objects.remove(kind, &key);
                 changes.object(kind, key);

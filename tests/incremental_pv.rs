@@ -5,7 +5,7 @@
 
 use restorewatch::analysis::{Settings, analyze};
 use restorewatch::cluster::files::load_bytes;
-use restorewatch::cluster::{KindHealth, ObjKey, Snapshot, SyncState};
+use restorewatch::cluster::{ObjKey, Snapshot, SyncState};
 use restorewatch::model::Kind;
 use restorewatch::pipeline::{Analyzer, Changes};
 use std::sync::Arc;
@@ -15,15 +15,7 @@ const PV: &str = "pvc-14c923ac-8199-4792-ad2a-ab35489c1f65";
 
 fn snapshot(text: &str, now: jiff::Timestamp) -> Snapshot {
     let mut snap = Snapshot::default();
-    for k in Kind::all() {
-        snap.health.insert(
-            k,
-            KindHealth {
-                state: SyncState::Synced,
-                last_event: Some(now),
-            },
-        );
-    }
+    snap.mark_every_kind(SyncState::Synced, Some(now));
     for o in load_bytes(text.as_bytes(), FIXTURE).objects {
         snap.objects.insert(o);
     }

@@ -4,8 +4,7 @@
 
 use restorewatch::analysis::{Report, Settings};
 use restorewatch::cluster::files::load_bytes;
-use restorewatch::cluster::{KindHealth, Snapshot, SyncState};
-use restorewatch::model::Kind;
+use restorewatch::cluster::{Snapshot, SyncState};
 use restorewatch::pipeline::{Analyzer, still};
 use std::time::Duration;
 
@@ -15,15 +14,7 @@ fn snapshot() -> Snapshot {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
     let text = std::fs::read_to_string(path).expect("fixture");
     let mut snap = Snapshot::default();
-    for k in Kind::all() {
-        snap.health.insert(
-            k,
-            KindHealth {
-                state: SyncState::Synced,
-                last_event: None,
-            },
-        );
-    }
+    snap.mark_every_kind(SyncState::Synced, None);
     for o in load_bytes(text.as_bytes(), FIXTURE).objects {
         snap.objects.insert(o);
     }

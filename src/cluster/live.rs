@@ -408,13 +408,7 @@ fn remember_deletion(s: &mut Snapshot, kind: Kind, key: &ObjKey, now: Timestamp)
         return;
     }
     if let Some(m) = s.objects.meta(kind, key) {
-        let t = crate::model::tombstones::Tombstone {
-            kind,
-            key: key.clone(),
-            uid: m.uid.clone(),
-            at: now,
-            owners: m.owners.clone(),
-        };
+        let t = crate::model::tombstones::Tombstone::of(kind, key.clone(), m, now);
         s.tombstones.push(t);
     }
 }

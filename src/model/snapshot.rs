@@ -485,6 +485,19 @@ impl Default for Snapshot {
 }
 
 impl Snapshot {
+    /// Every kind marked `state` as of `at`: a picture (a file, a test's) whose every list is in.
+    pub fn mark_every_kind(&mut self, state: SyncState, at: Option<Timestamp>) {
+        for k in Kind::all() {
+            self.health.insert(
+                k,
+                KindHealth {
+                    state: state.clone(),
+                    last_event: at,
+                },
+            );
+        }
+    }
+
     pub fn from_objects(objs: impl IntoIterator<Item = AnyObject>) -> Snapshot {
         let mut s = Snapshot::default();
         for o in objs {

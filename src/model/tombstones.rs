@@ -17,6 +17,19 @@ pub struct Tombstone {
     pub owners: Vec<crate::model::OwnerRef>,
 }
 
+impl Tombstone {
+    /// The tombstone of the object with this metadata, seen gone at `at`.
+    pub fn of(kind: Kind, key: ObjKey, meta: &crate::model::Meta, at: Timestamp) -> Tombstone {
+        Tombstone {
+            kind,
+            key,
+            uid: meta.uid.clone(),
+            at,
+            owners: meta.owners.clone(),
+        }
+    }
+}
+
 /// The most recent deletions, bounded so that a long-running dashboard keeps a fixed memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tombstones(std::collections::VecDeque<Tombstone>);

@@ -137,9 +137,11 @@ pub fn rename_state(which: &str) -> Vec<Value> {
 }
 
 pub async fn sim_with(objs: Vec<Value>) -> (SimHandle, kube::Client) {
-    let sim = Sim::start(SimConfig::default())
-        .await
-        .expect("emulator starts");
+    sim_loaded(SimConfig::default(), objs).await
+}
+
+async fn sim_loaded(config: SimConfig, objs: Vec<Value>) -> (SimHandle, kube::Client) {
+    let sim = Sim::start(config).await.expect("emulator starts");
     for o in objs {
         sim.store().load(o).expect("object loads");
     }
@@ -462,14 +464,7 @@ pub fn spawn_binder(client: kube::Client, delay: Duration) -> tokio::task::JoinH
 /// claimRef names it (by name and UID) is bound within `resync`, as kube-controller-manager
 /// binds it on its own resync.
 pub async fn sim_with_resync(objs: Vec<Value>, resync: Duration) -> (SimHandle, kube::Client) {
-    let sim = Sim::start(SimConfig::default().with_pv_resync(resync))
-        .await
-        .expect("emulator starts");
-    for o in objs {
-        sim.store().load(o).expect("object loads");
-    }
-    let client = sim.client().expect("client");
-    (sim, client)
+    sim_loaded(SimConfig::default().with_pv_resync(resync), objs).await
 }
 
 /// The emulator with these objects and its PV binder on a 50 ms resync.
