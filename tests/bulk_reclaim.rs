@@ -10,18 +10,17 @@ mod common;
 
 use actions_support::{executor, kubectl, ours_state, wait_gone};
 use common::bulk_data::{self, NOW};
-use common::{press, typ};
+use common::{press, pump, typ};
 use crossterm::event::KeyCode;
 use restorewatch::actions::execute::{Outcome, plan_fresh};
 use restorewatch::actions::{ActionRequest, Target};
 use restorewatch::analysis::ActionKind;
 use restorewatch::sim::{Policy, Sim, SimConfig, SimHandle};
+use restorewatch::ui::Msg;
 use restorewatch::ui::action_worker::{self, ActionBackend, WorkerRequest};
 use restorewatch::ui::app::{App, Modal};
 use restorewatch::ui::bulk::{Bulk, Run, Stage};
 use restorewatch::ui::dialog::{DISCARD_PHRASE, Perms};
-use restorewatch::ui::{Msg, update};
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 async fn sim() -> SimHandle {
@@ -58,29 +57,6 @@ fn bulk(a: &App) -> &Bulk {
     match &a.modal {
         Some(Modal::Bulk(b)) => b,
         other => panic!("no bulk dialog: {other:?}"),
-    }
-}
-
-/// The terminal loop: the outbox to the worker, its answers to `update`, until `done`.
-async fn pump(
-    a: &mut App,
-    tx: &mpsc::UnboundedSender<WorkerRequest>,
-    rx: &mut mpsc::UnboundedReceiver<Msg>,
-    done: impl Fn(&App) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        for r in std::mem::take(&mut a.outbox) {
-            tx.send(r).expect("worker alive");
-        }
-        if done(a) {
-            return;
-        }
-        let m = tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("the worker answers in time")
-            .expect("worker alive");
-        update(a, m);
     }
 }
 

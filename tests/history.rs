@@ -2,6 +2,8 @@
 //! dump (`--show-managed-fields`) it holds the Events and each object's field managers; live,
 //! also every field the watch saw change, with the writer, as report 003 was diagnosed.
 
+mod common;
+
 use restorewatch::analysis::{HistoryEntry, HistoryWhat, Settings};
 use restorewatch::pipeline::live::{LiveOptions, start};
 use restorewatch::pipeline::{Frame, FrameRx};
@@ -9,7 +11,6 @@ use restorewatch::sim::{Scenario, Sim, SimConfig};
 use serde_json::Value;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
 
 const DUMP: &str = "tests/fixtures/history/servername-reverted-managed-fields.yaml";
 
@@ -90,28 +91,17 @@ async fn wait_for(
     what: &str,
     want: impl Fn(&Frame) -> bool,
 ) -> Arc<Frame> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(f) = frames.borrow_and_update().clone()
-            && want(&f)
-        {
-            return f;
-        }
-        let last = frames.borrow().clone();
-        match tokio::time::timeout_at(deadline, frames.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("the frame source closed while waiting for {what}"),
-            Err(_) => panic!(
-                "no frame with {what} within {secs}s; histories: {:#?}",
-                last.map(|f| f
-                    .report
-                    .restores
-                    .iter()
-                    .map(|r| (r.id.to_string(), r.history.clone()))
-                    .collect::<Vec<_>>())
-            ),
-        }
-    }
+    common::wait_frame(frames, secs, what, want, |last| {
+        let histories = last.map(|f| {
+            f.report
+                .restores
+                .iter()
+                .map(|r| (r.id.to_string(), r.history.clone()))
+                .collect::<Vec<_>>()
+        });
+        format!("histories: {histories:#?}")
+    })
+    .await
 }
 
 fn history_of<'a>(f: &'a Frame, name: &str) -> &'a [HistoryEntry] {

@@ -1,6 +1,8 @@
 //! The live path the dashboard runs on: kube-runtime watchers over the real kube client against
 //! the emulator, through the store task, into analysed frames.
 
+mod common;
+
 use restorewatch::analysis::{Settings, StepId, StepState};
 use restorewatch::cluster::SyncState;
 use restorewatch::model::Kind;
@@ -8,7 +10,6 @@ use restorewatch::pipeline::live::{LiveOptions, start};
 use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Waits for a frame that satisfies `want`, up to `secs`; fails with what was seen last.
 async fn wait_for(
@@ -17,35 +18,25 @@ async fn wait_for(
     what: &str,
     want: impl Fn(&Frame) -> bool,
 ) -> Arc<Frame> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(f) = frames.borrow_and_update().clone()
-            && want(&f)
-        {
-            return f;
-        }
-        let last = frames.borrow().clone();
-        match tokio::time::timeout_at(deadline, frames.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("the frame source closed while waiting for {what}"),
-            Err(_) => panic!(
-                "no frame with {what} within {secs}s; last frame: {:?}; health: {:?}",
-                last.as_ref().map(|f| f
-                    .report
-                    .restores
-                    .iter()
-                    .map(|r| (r.id.to_string(), r.phase.clone()))
-                    .collect::<Vec<_>>()),
-                last.as_ref().map(|f| f
-                    .snapshot
-                    .health
-                    .iter()
-                    .filter(|(_, h)| h.state != SyncState::Synced)
-                    .map(|(k, h)| (*k, h.state.clone()))
-                    .collect::<Vec<_>>())
-            ),
-        }
-    }
+    common::wait_frame(frames, secs, what, want, |last| {
+        let phases = last.map(|f| {
+            f.report
+                .restores
+                .iter()
+                .map(|r| (r.id.to_string(), r.phase.clone()))
+                .collect::<Vec<_>>()
+        });
+        let health = last.map(|f| {
+            f.snapshot
+                .health
+                .iter()
+                .filter(|(_, h)| h.state != SyncState::Synced)
+                .map(|(k, h)| (*k, h.state.clone()))
+                .collect::<Vec<_>>()
+        });
+        format!("last frame: {phases:?}; health: {health:?}")
+    })
+    .await
 }
 
 fn opts(settings: Settings) -> LiveOptions {

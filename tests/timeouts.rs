@@ -82,22 +82,10 @@ async fn wait_for(
     what: &str,
     want: impl Fn(&Frame) -> bool,
 ) -> Arc<Frame> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(f) = frames.borrow_and_update().clone()
-            && want(&f)
-        {
-            return f;
-        }
-        match tokio::time::timeout_at(deadline, frames.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("the frame source closed while waiting for {what}"),
-            Err(_) => panic!(
-                "no frame with {what} within {secs}s; health: {:?}",
-                frames.borrow().as_ref().map(|f| f.snapshot.health.clone())
-            ),
-        }
-    }
+    common::wait_frame(frames, secs, what, want, |last| {
+        format!("health: {:?}", last.map(|f| f.snapshot.health.clone()))
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,15 +7,14 @@ mod actions_support;
 mod common;
 
 use common::action_data::{self, RENAME};
-use common::{press, typ};
+use common::{press, pump, typ};
 use crossterm::event::KeyCode;
 use restorewatch::actions::execute::Outcome;
 use restorewatch::model::Kind;
 use restorewatch::sim::{Policy, Sim, SimConfig};
-use restorewatch::ui::action_worker::{self, ActionBackend, WorkerRequest};
+use restorewatch::ui::action_worker::{self, ActionBackend};
 use restorewatch::ui::app::{App, Modal};
 use restorewatch::ui::dialog::{Perms, Stage};
-use restorewatch::ui::{Msg, update};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,30 +24,6 @@ fn stage(a: &App) -> &Stage {
     match &a.modal {
         Some(Modal::Action(d)) => &d.stage,
         other => panic!("no dialog: {other:?}"),
-    }
-}
-
-/// What the terminal loop does: hand the outbox to the worker, feed its answers to `update`
-/// until `done` holds.
-async fn pump(
-    a: &mut App,
-    tx: &mpsc::UnboundedSender<WorkerRequest>,
-    rx: &mut mpsc::UnboundedReceiver<Msg>,
-    done: impl Fn(&App) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        for r in std::mem::take(&mut a.outbox) {
-            tx.send(r).expect("worker alive");
-        }
-        if done(a) {
-            return;
-        }
-        let m = tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("the worker answers in time")
-            .expect("worker alive");
-        update(a, m);
     }
 }
 

@@ -449,15 +449,7 @@ fn start_next(b: &mut Bulk) -> Option<WorkerRequest> {
         return None;
     };
     let plan = b.items[i].plan(b.discard)?.clone();
-    let steps = plan
-        .ops
-        .iter()
-        .map(|op| StepLine {
-            op: op.clone(),
-            state: StepState::Pending,
-            note: None,
-        })
-        .collect();
+    let steps = StepLine::all_pending(&plan);
     b.items[i].run = Run::Running {
         steps,
         waiting: None,

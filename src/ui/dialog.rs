@@ -114,6 +114,20 @@ pub struct StepLine {
     pub note: Option<String>,
 }
 
+impl StepLine {
+    /// Every step of `plan`, none started: what the progress list shows as a plan begins.
+    pub fn all_pending(plan: &Plan) -> Vec<StepLine> {
+        plan.ops
+            .iter()
+            .map(|op| StepLine {
+                op: op.clone(),
+                state: StepState::Pending,
+                note: None,
+            })
+            .collect()
+    }
+}
+
 // The dialog is boxed whole inside `Modal`, so the size of its biggest stage costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
@@ -507,15 +521,7 @@ fn confirm(d: &mut Dialog) -> Effect {
         ));
     }
     let plan = plan.clone();
-    let steps = plan
-        .ops
-        .iter()
-        .map(|op| StepLine {
-            op: op.clone(),
-            state: StepState::Pending,
-            note: None,
-        })
-        .collect();
+    let steps = StepLine::all_pending(&plan);
     d.stage = Stage::Running {
         plan: plan.clone(),
         steps,

@@ -45,3 +45,55 @@ pub fn typ(app: &mut App, s: &str) {
         press(app, KeyCode::Char(c));
     }
 }
+
+/// What the terminal loop does: hand the app's outbox to the action worker and feed its
+/// answers to `update`, until `done` holds (30 s at most).
+pub async fn pump(
+    a: &mut App,
+    tx: &tokio::sync::mpsc::UnboundedSender<restorewatch::ui::action_worker::WorkerRequest>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<restorewatch::ui::Msg>,
+    done: impl Fn(&App) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        for r in std::mem::take(&mut a.outbox) {
+            tx.send(r).expect("worker alive");
+        }
+        if done(a) {
+            return;
+        }
+        let m = tokio::time::timeout_at(deadline, rx.recv())
+            .await
+            .expect("the worker answers in time")
+            .expect("worker alive");
+        update(a, m);
+    }
+}
+
+/// Waits up to `secs` for a frame that satisfies `want`; on timeout fails with `seen` of the
+/// last frame.
+pub async fn wait_frame(
+    frames: &mut restorewatch::pipeline::FrameRx,
+    secs: u64,
+    what: &str,
+    want: impl Fn(&restorewatch::pipeline::Frame) -> bool,
+    seen: impl Fn(Option<&restorewatch::pipeline::Frame>) -> String,
+) -> std::sync::Arc<restorewatch::pipeline::Frame> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(f) = frames.borrow_and_update().clone()
+            && want(&f)
+        {
+            return f;
+        }
+        let last = frames.borrow().clone();
+        match tokio::time::timeout_at(deadline, frames.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => panic!("the frame source closed while waiting for {what}"),
+            Err(_) => panic!(
+                "no frame with {what} within {secs}s; {}",
+                seen(last.as_deref())
+            ),
+        }
+    }
+}
