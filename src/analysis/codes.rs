@@ -69,6 +69,8 @@ codes! {
     KeepOriginalDisabled = "keep-original-disabled", Warning, None, "current disks will not be kept";
     VeleroRestoreStuck = "velero-restore-stuck", Warning, None, "Velero Restore makes no progress";
     VeleroRestoreFailed = "velero-restore-failed", Error, None, "Velero Restore failed";
+    VeleroRestoreStale = "velero-restore-stale", Error, None, "Velero Restore left by a predecessor: nothing restored";
+    OrigBindStuck = "orig-bind-stuck", Warning, None, "renamed disk never bound to its -orig PVC";
     ServernameReverted = "servername-reverted", Error, Some(ActionKind::FixServername), "archive serverName reverted";
     ServernameCollision = "servername-collision", Error, None, "archive and recovery share one WAL prefix";
     ObjectstoreOwnerStale = "objectstore-owner-stale", Error, None, "ObjectStore owned by a purged Cluster";
@@ -151,6 +153,6 @@ mod tests {
             assert!(seen.insert(c.as_str()), "duplicate {c}");
             assert_eq!(Code::parse(c.as_str()), Some(*c));
         }
-        assert_eq!(Code::ALL.len(), 26);
+        assert_eq!(Code::ALL.len(), 28);
     }
 }

@@ -159,7 +159,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
             }
             _ => "the Velero driver fails the restore (invalid restore options)",
         };
-        out.push(snap, Code::MalformedOptions, id, vec![ctx.rj_ref()], format!("{what}; {consequence}"), "Delete this RestoreJob and create it again with well-typed options (booleans unquoted, seconds as integers, times as RFC3339)".into());
+        out.push(snap, Code::MalformedOptions, id, vec![ctx.rj_ref()], format!("{what}; {consequence}"), "Delete this RestoreJob and create it again with well-typed options (booleans unquoted, seconds as integers, recoveryTime as a string)".into());
     }
 
     // A CNPG restore re-bootstrapping runs against its deadline; restore-deadline-near speaks

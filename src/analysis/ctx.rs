@@ -34,7 +34,13 @@ pub struct Ctx<'a> {
     /// A newer RestoreJob targets the same application: facts about the application are
     /// reported on that one, not repeated on every old restore.
     pub superseded: bool,
+    /// This restore's Velero Restore: carries its owner labels (or generateName) and was not
+    /// created before it.
     pub velero: Option<&'a Arc<Obj<VeleroRestore>>>,
+    /// With no Restore of its own, the newest one carrying its labels that predates it: left
+    /// by a deleted RestoreJob of the same name. The controller takes it for this one's and
+    /// skips every preparation step; nothing of it may be credited to this restore.
+    pub stale_velero: Option<&'a Arc<Obj<VeleroRestore>>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -76,14 +82,11 @@ impl<'a> Ctx<'a> {
             target = infer_target(&events);
         }
         let driver = driver_of(backup.map(|b| &***b), target.as_ref());
-        let in_place = match driver {
-            Driver::Velero => match &rj.options.target_namespace {
-                Field::Known(t) => t.is_empty() || t == ns,
-                _ => true,
-            },
-            _ => true,
-        };
-        let velero = find_velero_restore(snap, ns, &rj.meta.name);
+        let in_place = destination_namespace(rj, driver) == ns;
+        let (velero, stale_velero) = split_velero_restores(
+            velero_restores_for(snap, ns, &rj.meta.name),
+            rj.meta.created,
+        );
         Ctx {
             snap,
             settings,
@@ -102,6 +105,17 @@ impl<'a> Ctx<'a> {
             events,
             superseded: false,
             velero,
+            stale_velero,
+        }
+    }
+
+    /// The namespace the restore writes the application into: its own, or a copy's
+    /// `targetNamespace`.
+    pub fn dest_ns(&self) -> &'a str {
+        let rj: &'a Obj<RestoreJob> = self.rj;
+        match (&rj.options.target_namespace, self.in_place) {
+            (Field::Known(t), false) => t.as_str(),
+            _ => self.ns,
         }
     }
 
@@ -237,6 +251,16 @@ fn infer_target(events: &[&Obj<crate::model::objects::Event>]) -> Option<TargetR
     None
 }
 
+/// Where a restore puts the application: the Velero driver's `targetNamespace` when set (a
+/// copy), else the RestoreJob's own namespace (in place). Two restores touch the same disks
+/// only when this and the application agree.
+pub fn destination_namespace(rj: &Obj<RestoreJob>, driver: Driver) -> &str {
+    match (driver, &rj.options.target_namespace) {
+        (Driver::Velero, Field::Known(t)) if !t.is_empty() => t.as_str(),
+        _ => rj.meta.namespace.as_str(),
+    }
+}
+
 pub fn driver_of(backup: Option<&Backup>, target: Option<&TargetRef>) -> Driver {
     if let Some(kind) = backup
         .and_then(|b| b.strategy_ref.as_ref())
@@ -255,17 +279,43 @@ pub fn driver_of(backup: Option<&Backup>, target: Option<&TargetRef>) -> Driver 
     }
 }
 
-/// The Velero Restore the controller created for a RestoreJob: found by its owner labels, or by
-/// the `<ns>.<name>-` generateName when labels were stripped. The newest wins.
-pub fn find_velero_restore<'a>(
+/// Whether `t` is known to come before the RestoreJob's creation: what a predecessor of the
+/// same name left behind is (creationTimestamp has whole seconds, and the controller creates
+/// its objects seconds after the RestoreJob, so the same second counts as after).
+pub fn predates(t: Option<Timestamp>, rj_created: Option<Timestamp>) -> bool {
+    matches!((t, rj_created), (Some(t), Some(r)) if t < r)
+}
+
+type RestoreRef<'a> = &'a Arc<Obj<VeleroRestore>>;
+
+/// This restore's Velero Restore (the newest not created before the RestoreJob) and, when it
+/// has none, the newest predecessor's one that the controller would take for it.
+pub fn split_velero_restores(
+    candidates: Vec<RestoreRef<'_>>,
+    rj_created: Option<Timestamp>,
+) -> (Option<RestoreRef<'_>>, Option<RestoreRef<'_>>) {
+    let (stale, ours): (Vec<_>, Vec<_>) = candidates
+        .into_iter()
+        .partition(|r| predates(r.meta.created, rj_created));
+    let ours = ours.into_iter().max_by_key(|r| r.meta.created);
+    let stale = if ours.is_none() {
+        stale.into_iter().max_by_key(|r| r.meta.created)
+    } else {
+        None
+    };
+    (ours, stale)
+}
+
+/// The Velero Restores the controller would take for a RestoreJob: found by its owner labels,
+/// or by the `<ns>.<name>-` generateName when labels were stripped. Name order.
+pub fn velero_restores_for<'a>(
     snap: &'a Snapshot,
     ns: &str,
     name: &str,
-) -> Option<&'a Arc<Obj<VeleroRestore>>> {
+) -> Vec<&'a Arc<Obj<VeleroRestore>>> {
     let prefix = format!("{ns}.{name}-");
     // Candidates from the index (every Restore the filter below can accept carries one of
-    // these terms), in name order as a namespace scan would give them: the newest-wins tie
-    // break below stays the same.
+    // these terms), in name order as a namespace scan would give them.
     let store = &snap.velero_restores;
     let mut candidates: Vec<&'a Arc<Obj<VeleroRestore>>> = store
         .by_term(&velero_owner_term(Some(ns), name))
@@ -277,19 +327,16 @@ pub fn find_velero_restore<'a>(
         .collect();
     candidates.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
     candidates.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    candidates.retain(|r| {
+        let by_label = r.meta.label(LABEL_OWNED_BY_NAME) == Some(name)
+            && r.meta
+                .label(LABEL_OWNED_BY_NAMESPACE)
+                .is_none_or(|n| n == ns);
+        let by_name = r.meta.generate_name.as_deref() == Some(prefix.as_str())
+            || (r.meta.name.starts_with(&prefix) && r.meta.label(LABEL_OWNED_BY_NAME).is_none());
+        by_label || by_name
+    });
     candidates
-        .into_iter()
-        .filter(|r| {
-            let by_label = r.meta.label(LABEL_OWNED_BY_NAME) == Some(name)
-                && r.meta
-                    .label(LABEL_OWNED_BY_NAMESPACE)
-                    .is_none_or(|n| n == ns);
-            let by_name = r.meta.generate_name.as_deref() == Some(prefix.as_str())
-                || (r.meta.name.starts_with(&prefix)
-                    && r.meta.label(LABEL_OWNED_BY_NAME).is_none());
-            by_label || by_name
-        })
-        .max_by_key(|r| r.meta.created)
 }
 
 /// "12m", "2h05m", "40s": compact durations for messages.

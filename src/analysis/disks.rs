@@ -34,7 +34,8 @@ pub fn kind_observed(snap: &Snapshot, kind: Kind) -> bool {
 /// Where a VM restore's disk list came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiskSource {
-    /// A VMDisk restore: the one disk of the application.
+    /// A VMDisk restore whose Backup records no disk: the one disk of the application, which
+    /// the controller does not keep.
     VmDisk,
     /// The Backup's `status.underlyingResources`: what the controller itself restores.
     Backup,
@@ -48,18 +49,20 @@ pub enum DiskSource {
 /// neither the disks are unknown: disk names are the user's, so taking the `vm-disk-*` PVCs of
 /// the namespace would claim other applications' disks.
 pub fn disk_source(ctx: &Ctx) -> (Vec<String>, DiskSource) {
-    if ctx.target_kind() == Some("VMDisk") {
-        return (
-            ctx.app().map(vm_disk_name).into_iter().collect(),
-            DiskSource::VmDisk,
-        );
-    }
+    // The controller renames and restores what the Backup records, whatever the application
+    // kind (a VMDisk Backup lists its own disk since #3427).
     if let Some(Field::Known(list)) = ctx.backup.map(|b| &b.data_volumes)
         && !list.is_empty()
     {
         return (
             list.iter().map(|d| d.data_volume.clone()).collect(),
             DiskSource::Backup,
+        );
+    }
+    if ctx.target_kind() == Some("VMDisk") {
+        return (
+            ctx.app().map(vm_disk_name).into_iter().collect(),
+            DiskSource::VmDisk,
         );
     }
     let vm_name = ctx.vm_name();
@@ -156,7 +159,8 @@ pub fn pv_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> Option<&'a Arc<Obj<Pv>>>
         })
 }
 
-/// DataDownloads of the RestoreJob's Velero Restore.
+/// DataDownloads of the RestoreJob's Velero Restore (never one created before the RestoreJob:
+/// that is a predecessor's, whatever it carries).
 pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
     let Some(restore) = ctx.velero else {
         return Vec::new();
@@ -179,6 +183,7 @@ pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
     candidates.dedup_by(|a, b| Arc::ptr_eq(a, b));
     candidates
         .into_iter()
+        .filter(|d| !super::ctx::predates(d.meta.created, ctx.rj.meta.created))
         .filter(|d| {
             (!uid.is_empty() && d.meta.label(LABEL_VELERO_RESTORE_UID) == Some(uid))
                 || d.meta
@@ -200,7 +205,9 @@ pub fn download_for<'a>(
         .copied()
         .filter(|d| {
             d.target_pvc.as_deref() == Some(disk)
-                && d.target_namespace.as_deref().is_none_or(|n| n == ctx.ns)
+                && d.target_namespace
+                    .as_deref()
+                    .is_none_or(|n| n == ctx.dest_ns())
         })
         .max_by_key(|d| (d.is_completed(), !d.is_failed(), d.meta.created))
 }
@@ -275,12 +282,14 @@ impl Disk<'_> {
 pub fn build_disks<'a>(ctx: &Ctx<'a>, names: Vec<String>) -> Vec<Disk<'a>> {
     let snap = ctx.snap;
     let dds = downloads(ctx);
+    // A copy's disks are the ones it writes, in its target namespace.
+    let ns = ctx.dest_ns();
     names
         .into_iter()
         .map(|name| {
             let orig_name = orig_pvc_name(&name, &ctx.rj.meta.name);
-            let pvc = snap.pvcs.get(ctx.ns, &name);
-            let orig = snap.pvcs.get(ctx.ns, &orig_name);
+            let pvc = snap.pvcs.get(ns, &name);
+            let orig = snap.pvcs.get(ns, &orig_name);
             let orig_pv = orig.and_then(|o| pv_of(snap, o));
             let ownership = orig.map(|o| ownership(o, ctx.rj));
             let rename = match (&ownership, orig) {
@@ -288,11 +297,17 @@ pub fn build_disks<'a>(ctx: &Ctx<'a>, names: Vec<String>) -> Vec<Disk<'a>> {
                 (Some(Ownership::Foreign { .. }), _) => Rename::Foreign,
                 (Some(Ownership::Unknown), _) => Rename::Unknown,
                 (Some(Ownership::Ours { .. }), Some(o)) => {
-                    rename_state(o, orig_pv.map(|p| &**p), pvc.map(|p| &**p), snap)
+                    // A PVC of the disk's name made after the RestoreJob is Velero's restored
+                    // one, not the original the rename replaced.
+                    let original = pvc.filter(|p| {
+                        p.meta.deleted.is_some()
+                            || !matches!((p.meta.created, ctx.rj.meta.created), (Some(p), Some(r)) if p > r)
+                    });
+                    rename_state(o, orig_pv.map(|p| &**p), original.map(|p| &**p), snap)
                 }
             };
             Disk {
-                dv: snap.data_volumes.get(ctx.ns, &name),
+                dv: snap.data_volumes.get(ns, &name),
                 pv: pvc.and_then(|p| pv_of(snap, p)),
                 download: download_for(ctx, &dds, &name),
                 name,

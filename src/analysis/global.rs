@@ -14,24 +14,36 @@ use std::collections::BTreeMap;
 
 pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out: &mut Findings) {
     // Borrowed keys: this runs on every change, over every restore in the cluster.
+    // Keyed by where each restore writes the application: an in-place restore and a copy into
+    // another namespace touch different disks; a copy into a namespace where the same
+    // application is restored in place touches the same ones.
     let mut by_app: BTreeMap<(&str, &str, &str), Vec<&RestoreView>> = BTreeMap::new();
     for r in restores.iter().filter(|r| !r.terminal) {
         if let Some(t) = &r.target {
+            let dest = if r.in_place {
+                r.id.namespace.as_str()
+            } else {
+                snap.restore_jobs
+                    .get(&r.id.namespace, &r.id.name)
+                    .map_or(r.id.namespace.as_str(), |rj| {
+                        super::ctx::destination_namespace(rj, r.driver)
+                    })
+            };
             by_app
-                .entry((r.id.namespace.as_str(), t.kind.as_str(), t.name.as_str()))
+                .entry((dest, t.kind.as_str(), t.name.as_str()))
                 .or_default()
                 .push(r);
         }
     }
-    for ((ns, kind, name), group) in by_app.into_iter().filter(|(_, g)| g.len() > 1) {
+    for ((dest, kind, name), group) in by_app.into_iter().filter(|(_, g)| g.len() > 1) {
         let names: Vec<&str> = group.iter().map(|r| r.id.name.as_str()).collect();
         for r in &group {
             out.push(
                 snap,
                 Code::ConcurrentRestores,
                 Some(&r.id),
-                group.iter().map(|o| ObjRef::new(Kind::RestoreJob, ns, &o.id.name)).collect(),
-                format!("{} restores run at once on {kind} {name}: {}; nothing locks them against each other", group.len(), names.join(", ")),
+                group.iter().map(|o| ObjRef::new(Kind::RestoreJob, &o.id.namespace, &o.id.name)).collect(),
+                format!("{} restores run at once on {kind} {name} in {dest}: {}; nothing locks them against each other", group.len(), names.join(", ")),
                 "Delete all but one of them (deleting does not undo suspend, halt or rename: check what the deleted one left)".into(),
             );
         }

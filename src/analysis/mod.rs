@@ -2,6 +2,7 @@
 //! the same input gives the same report, which is what makes `check` on a dump repeatable and
 //! the rules table-testable.
 
+mod bind_wait;
 pub mod clock;
 pub mod codes;
 pub(crate) mod common;
@@ -129,7 +130,7 @@ pub fn analyze_namespace(
             .filter_map(|c| {
                 c.target.as_ref().map(|t| {
                     (
-                        (c.ns.to_string(), t.kind.clone(), t.name.clone()),
+                        (c.dest_ns().to_string(), t.kind.clone(), t.name.clone()),
                         (c.rj.meta.created, c.rj.meta.name.clone()),
                     )
                 })
@@ -143,23 +144,27 @@ pub fn analyze_namespace(
             });
     for c in &mut ctxs {
         if let Some(t) = &c.target {
+            // Only a restore into the same place supersedes: a copy elsewhere leaves what an
+            // in-place restore did to the application as it was.
             c.superseded = newest
-                .get(&(c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .get(&(c.dest_ns().to_string(), t.kind.clone(), t.name.clone()))
                 .is_some_and(|(_, n)| n != &c.rj.meta.name);
         }
     }
     for c in ctxs.iter().filter(|c| !c.terminal()) {
         if let Some(t) = &c.target {
             *active_apps
-                .entry((c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .entry((c.dest_ns().to_string(), t.kind.clone(), t.name.clone()))
                 .or_default() += 1;
         }
     }
 
     for c in &ctxs {
+        let mut keeps = false;
         let d = match c.driver {
             report::Driver::Velero => {
                 let o = vm::analyze_vm(c, &mut out);
+                keeps = o.keeps;
                 DriverOutcome {
                     disk_names: o.disks.iter().map(|d| d.name.clone()).collect(),
                     leftovers: vm::leftovers(c, &o.disks),
@@ -216,7 +221,7 @@ pub fn analyze_namespace(
         let last_change = tree.into_iter().flatten().max();
         let other_active = c.target.as_ref().is_some_and(|t| {
             let n = active_apps
-                .get(&(c.ns.to_string(), t.kind.clone(), t.name.clone()))
+                .get(&(c.dest_ns().to_string(), t.kind.clone(), t.name.clone()))
                 .copied()
                 .unwrap_or(0);
             n > usize::from(!c.terminal())
@@ -230,11 +235,7 @@ pub fn analyze_namespace(
             deadline_governs,
         };
         common::restore_findings(c, &facts, &mut out);
-        if c.driver == report::Driver::Velero
-            && c.in_place
-            && c.is_vm_instance()
-            && c.keep_original() != Some(false)
-        {
+        if keeps && c.keep_original() != Some(false) {
             disk_uses.push((
                 c.id.clone(),
                 c.terminal(),

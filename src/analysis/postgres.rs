@@ -266,9 +266,7 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         step(StepId::Healthy, Done, "")
     } else if new_cluster.is_some() {
         // Not reached yet while the Cluster re-bootstraps: pending, with the clock it races.
-        let left = dl
-            .map(|(d, _)| format!("deadline in {}", ctx.clock.human_until(d)))
-            .unwrap_or_default();
+        let left = dl.map(|(d, _)| deadline_text(ctx, d)).unwrap_or_default();
         step(StepId::Healthy, if failed { Failed } else { Pending }, left)
     } else {
         step(StepId::Healthy, Pending, "")
@@ -446,6 +444,16 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         view: Some(view),
         deadline: dl.map(|(d, _)| d),
         deadline_governs: purge_done && dl.is_some_and(|(d, _)| ctx.clock.before(d)),
+    }
+}
+
+/// "deadline in 4m", or once it is behind us "deadline passed 2h05m ago" (a countdown stops
+/// at zero, which would read as a deadline still ahead).
+fn deadline_text(ctx: &Ctx, at: Timestamp) -> String {
+    if ctx.clock.passed(at) {
+        format!("deadline passed {} ago", ctx.clock.human_since(at))
+    } else {
+        format!("deadline in {}", ctx.clock.human_until(at))
     }
 }
 

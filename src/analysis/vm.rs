@@ -11,6 +11,15 @@ use crate::model::names::{vm_disk_name, vm_instance_release};
 pub struct VmOutcome<'a> {
     pub steps: Vec<Step>,
     pub disks: Vec<Disk<'a>>,
+    /// See `keeps_disks`.
+    pub keeps: bool,
+}
+
+/// Whether the controller keeps this restore's current disks as `-orig` PVCs (unless
+/// `keepOriginalPVC: false`): in place, for a VMInstance, or for any application whose Backup
+/// records its disks (the rename follows the record, not the kind: report 000 on #3427).
+pub fn keeps_disks(ctx: &Ctx, source: &DiskSource) -> bool {
+    ctx.in_place && (ctx.is_vm_instance() || *source == DiskSource::Backup)
 }
 
 /// Why the disks of a restore are unknown, when they are.
@@ -37,10 +46,15 @@ pub fn vm_releases(ctx: &Ctx, disks: &[Disk]) -> Vec<String> {
 
 pub fn analyze_vm<'a>(ctx: &Ctx<'a>, out: &mut Findings) -> VmOutcome<'a> {
     let (names, source) = disk_source(ctx);
+    let keeps = keeps_disks(ctx, &source);
     let disks = build_disks(ctx, names);
-    let steps = super::vm_steps::steps(ctx, &disks, unknown_disks(&source));
-    super::vm_findings::findings(ctx, &disks, out);
-    VmOutcome { steps, disks }
+    let steps = super::vm_steps::steps(ctx, &disks, unknown_disks(&source), keeps);
+    super::vm_findings::findings(ctx, &disks, keeps, out);
+    VmOutcome {
+        steps,
+        disks,
+        keeps,
+    }
 }
 
 /// Evidence that the restore went past the halt step.

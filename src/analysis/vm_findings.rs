@@ -6,9 +6,9 @@ use super::disks::{Disk, Rename, downloads, kind_observed};
 use super::emit::Findings;
 use super::report::ObjRef;
 use super::vm::{half_done_settled, leftovers, past};
-use crate::model::Kind;
-use crate::model::objects::RjPhase;
+use crate::model::objects::{RjPhase, VeleroRestore};
 use crate::model::ownership::{OrigOwner, orig_owner};
+use crate::model::{Kind, Obj};
 
 fn pvc_ref(ns: &str, name: &str) -> ObjRef {
     ObjRef::new(Kind::PersistentVolumeClaim, ns, name)
@@ -84,16 +84,17 @@ fn half_done_remedy(ctx: &Ctx, d: &Disk) -> (String, bool) {
     )
 }
 
-pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
+/// `keeps`: the controller renames this restore's disks (`vm::keeps_disks`); the rules about
+/// keeping disks hold only then.
+pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Findings) {
     let snap = ctx.snap;
     let id = Some(&ctx.id);
     let rj = ctx.rj;
     let terminal = ctx.terminal();
-    let vm_instance_in_place = ctx.in_place && ctx.is_vm_instance();
     let keep = ctx.keep_original();
     let past = past(ctx, disks);
 
-    if vm_instance_in_place && keep == Some(false) && !terminal {
+    if keeps && keep == Some(false) && !terminal {
         out.push(
             snap,
             Code::KeepOriginalDisabled,
@@ -110,10 +111,7 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
     }
 
     for d in disks {
-        if vm_instance_in_place
-            && keep != Some(false)
-            && d.orig_name.len() > crate::model::names::MAX_NAME_LEN
-        {
+        if keeps && keep != Some(false) && d.orig_name.len() > crate::model::names::MAX_NAME_LEN {
             out.push(
                 snap,
                 Code::OrigNameTooLong,
@@ -123,7 +121,7 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 "A shorter RestoreJob name does not help (the suffix has a fixed length): the disk name itself is too long. Copy the data elsewhere first, then restore with keepOriginalPVC: false".into(),
             );
         }
-        if !(vm_instance_in_place && keep == Some(true)) {
+        if !(keeps && keep == Some(true)) {
             continue;
         }
         match &d.rename {
@@ -211,8 +209,10 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
         }
     }
 
-    if vm_instance_in_place
+    // With a predecessor's Velero Restore the controller touched no disk: nothing to keep.
+    if keeps
         && keep == Some(true)
+        && ctx.stale_velero.is_none()
         && (past.dv_deleted || past.velero || rj.phase == RjPhase::Succeeded)
     {
         for d in disks.iter().filter(|d| !d.ours()) {
@@ -258,6 +258,14 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 );
             }
         }
+    }
+
+    if keeps {
+        super::bind_wait::findings(ctx, disks, out);
+    }
+
+    if let Some(old) = ctx.stale_velero {
+        stale_restore(ctx, disks, old, out);
     }
 
     // disk-not-restored
@@ -433,5 +441,67 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
                 );
             }
         }
+    }
+}
+
+/// `velero-restore-stale`, and `disk-not-restored` on each disk once the controller counts the
+/// predecessor's Restore as this one's outcome (it is `Completed`, or the RestoreJob
+/// `Succeeded`).
+fn stale_restore(ctx: &Ctx, disks: &[Disk], old: &Obj<VeleroRestore>, out: &mut Findings) {
+    let snap = ctx.snap;
+    let id = Some(&ctx.id);
+    let rj = ctx.rj;
+    let vref = ObjRef::new(Kind::VeleroRestore, &old.meta.namespace, &old.meta.name);
+    let whose = super::vm_steps::stale_restore_text(ctx, old);
+    let outcome = match &rj.phase {
+        RjPhase::Succeeded => "it reports Succeeded, yet nothing was restored".to_string(),
+        RjPhase::Failed => "it failed on that Restore's outcome; nothing was restored".to_string(),
+        _ => format!(
+            "the controller takes it for this restore's, skips every preparation step and ends with its phase ({}): nothing will be restored",
+            old.phase.display()
+        ),
+    };
+    let disk_list = disks
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push(
+        snap,
+        Code::VeleroRestoreStale,
+        id,
+        vec![ctx.rj_ref(), vref.clone()],
+        format!(
+            "the only Velero Restore labelled for {} is not this restore's: {whose}; {outcome}. Nothing was suspended, halted, kept or deleted: {} still hold their pre-restore content",
+            rj.meta.name,
+            if disk_list.is_empty() { "the disks".to_string() } else { disk_list }
+        ),
+        format!(
+            "Create the restore again under a RestoreJob name no Velero Restore carries (or delete Velero Restore {} -n {}, wait until it is gone, then re-create this RestoreJob); delete this one, which did nothing",
+            old.meta.name, old.meta.namespace
+        ),
+    );
+    let counts_as_done =
+        old.phase.as_deref() == Some("Completed") || rj.phase == RjPhase::Succeeded;
+    if !counts_as_done {
+        return;
+    }
+    for d in disks {
+        out.push(
+            snap,
+            Code::DiskNotRestored,
+            id,
+            vec![pvc_ref(ctx.ns, &d.name), vref.clone()],
+            format!(
+                "{}: not restored: the only Velero Restore (and any DataDownload of it) is a predecessor's ({}); the disk still holds its pre-restore content although the restore reports {}",
+                d.name,
+                old.meta.name,
+                if rj.phase == RjPhase::Succeeded { "Succeeded" } else { "progress" }
+            ),
+            format!(
+                "Nothing of {} was touched: restore it again under a new RestoreJob name (see velero-restore-stale)",
+                d.name
+            ),
+        );
     }
 }

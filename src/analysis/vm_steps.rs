@@ -5,16 +5,25 @@ use super::disks::{Disk, Rename, downloads, kind_observed, progress_of};
 use super::report::{Progress, Step, StepId, StepState, step};
 use super::vm::{Past, half_done_settled, past, vm_releases};
 use crate::model::Kind;
-use crate::model::objects::RjPhase;
+use crate::model::Obj;
+use crate::model::objects::{RjPhase, VeleroRestore as VeleroRestoreSpec};
+
+type VeleroRestore = Obj<VeleroRestoreSpec>;
 
 use StepState::*;
 
-pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>) -> Vec<Step> {
+pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>, keeps: bool) -> Vec<Step> {
     let rj = ctx.rj;
     let succeeded = rj.phase == RjPhase::Succeeded;
     let failed = rj.phase == RjPhase::Failed;
     let past = past(ctx, disks);
     let mut steps = Vec::with_capacity(9);
+    // The controller took a predecessor's Velero Restore for this one's: it prepared nothing
+    // and restored nothing, so no step is credited with what that Restore did.
+    if let Some(old) = ctx.stale_velero {
+        steps.extend(stale_steps(ctx, old));
+        return steps;
+    }
 
     let (validate, validated) = super::common::validate_step(ctx);
     steps.push(validate);
@@ -119,11 +128,11 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>) -> Vec<Ste
             Skipped,
             "copy restore: current disks are not touched",
         )
-    } else if ctx.target_kind() == Some("VMDisk") {
+    } else if !keeps {
         step(
             StepId::KeepDisks,
             Skipped,
-            "VMDisk restore: the controller keeps no copy",
+            "the Backup records no disk: the controller keeps no copy",
         )
     } else if keep == Some(false) {
         step(StepId::KeepDisks, Skipped, "keepOriginalPVC: false")
@@ -291,6 +300,70 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>) -> Vec<Ste
     steps
 }
 
+/// Every step of a restore whose only Velero Restore predates it (see `Ctx::stale_velero`).
+fn stale_steps(ctx: &Ctx, old: &VeleroRestore) -> Vec<Step> {
+    let rj = ctx.rj;
+    let (validate, _) = super::common::validate_step(ctx);
+    let whose = stale_restore_text(ctx, old);
+    let skipped = |id| {
+        step(
+            id,
+            Skipped,
+            "not done: the controller found a Velero Restore and skipped the preparation",
+        )
+    };
+    let mut steps = vec![
+        validate,
+        skipped(StepId::SuspendReleases),
+        skipped(StepId::HaltVm),
+        skipped(StepId::KeepDisks),
+        skipped(StepId::DeleteDatavolumes),
+        step(StepId::VeleroRestore, Failed, whose.clone()),
+        step(
+            StepId::DataDownload,
+            Failed,
+            "none of this restore: nothing was restored",
+        ),
+    ];
+    steps.push(match &rj.phase {
+        RjPhase::Succeeded => step(
+            StepId::Complete,
+            Failed,
+            "Succeeded, with nothing restored (the Velero Restore is a predecessor's)",
+        ),
+        RjPhase::Failed => step(
+            StepId::Complete,
+            Failed,
+            rj.message.clone().unwrap_or_else(|| "Failed".into()),
+        ),
+        _ => step(StepId::Complete, Pending, ""),
+    });
+    steps.push(if rj.phase == RjPhase::Failed {
+        step(StepId::Verify, Skipped, "restore failed")
+    } else {
+        step(
+            StepId::Verify,
+            Failed,
+            format!("nothing was restored: {whose}"),
+        )
+    });
+    steps
+}
+
+/// "tenant-a.restore-test-x7k2p (Completed) was created 2d4h before this RestoreJob, by a
+/// deleted RestoreJob of the same name".
+pub(super) fn stale_restore_text(ctx: &Ctx, old: &VeleroRestore) -> String {
+    let age = match (old.meta.created, ctx.rj.meta.created) {
+        (Some(o), Some(r)) => format!("{} ", super::ctx::human(r.duration_since(o))),
+        _ => String::new(),
+    };
+    format!(
+        "Velero Restore {} ({}) was created {age}before this RestoreJob, by a deleted RestoreJob of the same name",
+        old.meta.name,
+        old.phase.display()
+    )
+}
+
 fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> Step {
     let mut problems = Vec::new();
     let mut kept = 0;
@@ -456,14 +529,12 @@ fn download_step(ctx: &Ctx, disks: &[Disk], succeeded: bool) -> Step {
 }
 
 fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
+    // A copy is verified where it was written: its own HelmReleases and VM, not the source's
+    // (which an earlier in-place restore may have left suspended).
+    let ns = ctx.dest_ns();
     let mut open = Vec::new();
     for r in releases {
-        match ctx
-            .snap
-            .helm_releases
-            .get(ctx.ns, r)
-            .map(|h| h.is_suspended())
-        {
+        match ctx.snap.helm_releases.get(ns, r).map(|h| h.is_suspended()) {
             Some(Some(true)) => open.push(format!("HelmRelease {r} still suspended")),
             Some(None) => open.push(format!("HelmRelease {r} suspend unreadable")),
             _ => {}
@@ -478,7 +549,7 @@ fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
     {
         let vmi = ctx
             .vm_name()
-            .and_then(|n| ctx.snap.vmis.get(ctx.ns, &n).map(|v| v.phase.clone()));
+            .and_then(|n| ctx.snap.vmis.get(ns, &n).map(|v| v.phase.clone()));
         match vmi.as_ref().and_then(|p| p.as_deref()) {
             Some("Running") => {}
             Some(p) => open.push(format!("VM {p}")),

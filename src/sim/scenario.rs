@@ -101,6 +101,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "vm-velero-restore-stuck.yaml",
         include_str!("../../scenarios/vm-velero-restore-stuck.yaml"),
     ),
+    (
+        "vm-velero-restore-stale.yaml",
+        include_str!("../../scenarios/vm-velero-restore-stale.yaml"),
+    ),
+    (
+        "vm-orig-bind-stuck.yaml",
+        include_str!("../../scenarios/vm-orig-bind-stuck.yaml"),
+    ),
 ];
 
 #[derive(Debug, Clone, Deserialize)]

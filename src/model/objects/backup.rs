@@ -98,10 +98,10 @@ impl RestoreOptions {
                 ..Default::default()
             };
         }
-        let recovery_time = match str_at(opts, &["recoveryTime"]) {
-            Field::Known(s) if s.parse::<Timestamp>().is_err() => Field::Invalid(s),
-            other => other,
-        };
+        // The driver passes recoveryTime on as a string and CNPG's targetTime takes RFC 3339
+        // or a PostgreSQL timestamp ("2026-11-20 09:30:00", UTC without a zone): only a
+        // value that is not a string fails the driver's decoding.
+        let recovery_time = str_at(opts, &["recoveryTime"]);
         RestoreOptions {
             not_an_object: None,
             target_namespace: str_at(opts, &["targetNamespace"]),
