@@ -407,7 +407,10 @@ fn restore(g: &mut Gen, ns: &str, with_backup: bool, out: &mut Vec<Value>) -> St
             "metadata": {"name": format!("{velero}-{pvc}"), "namespace": "cozy-velero", "uid": g.uid(16), "creationTimestamp": g.ago(125), "generation": 4,
                 "labels": {"velero.io/restore-name": velero, "velero.io/restore-uid": velero_uid},
                 "ownerReferences": [{"apiVersion": "velero.io/v1", "kind": "Restore", "name": velero, "uid": velero_uid, "controller": true}]},
+            // operationTimeout and snapshotID are required by the CRD: a real server refuses
+            // a DataDownload without them.
             "spec": {"backupStorageLocation": "default", "datamover": "velero", "sourceNamespace": ns,
+                "operationTimeout": "10m0s", "snapshotID": format!("{:08x}", g.seq),
                 "targetVolume": {"namespace": ns, "pv": "", "pvc": pvc}},
             "status": {"phase": "InProgress", "node": "srv-worker-1", "progress": {"bytesDone": done, "totalBytes": total},
                 "startTimestamp": g.ago(110)}

@@ -166,6 +166,123 @@ pub fn causes(kind: Kind, obj: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// The causes a real server lists for `obj` against a CRD version's `openAPIV3Schema`: the
+/// same checks as `causes` (required fields, types), plus `enum`, read from the schema itself
+/// rather than from the table above, so a test can hold every object restorewatch writes or
+/// ships against the real CRDs. Unknown fields are pruned by a real server, not refused, and so
+/// are not causes; `metadata`, `apiVersion` and `kind` are the server's own.
+pub fn openapi_causes(schema: &Value, obj: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (Some(props), Some(fields)) = (
+        schema.get("properties").and_then(Value::as_object),
+        obj.as_object(),
+    ) else {
+        return out;
+    };
+    for key in required(schema) {
+        if !matches!(key, "apiVersion" | "kind" | "metadata") && fields.get(key).is_none() {
+            out.push((key.to_string(), "Required value".to_string()));
+        }
+    }
+    for (k, v) in fields {
+        if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(s) = props.get(k) {
+            openapi_walk(s, v, k, &mut out);
+        }
+    }
+    out
+}
+
+fn required(schema: &Value) -> impl Iterator<Item = &str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+fn openapi_walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    let flag = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
+    if v.is_null() {
+        if !flag("nullable") {
+            let ty = schema
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("object");
+            out.push((
+                path.to_string(),
+                format!("Invalid value: \"null\": {path} in body must be of type {ty}: \"null\""),
+            ));
+        }
+        return;
+    }
+    if flag("x-kubernetes-int-or-string") {
+        if !(v.is_string() || v.is_i64() || v.is_u64()) {
+            let t = json_type(v);
+            out.push((
+                path.to_string(),
+                format!("Invalid value: \"{t}\": {path} in body must be of type integer-or-string: \"{t}\""),
+            ));
+        }
+        return;
+    }
+    if let Some(ty) = schema.get("type").and_then(Value::as_str) {
+        let fits = match ty {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            _ => true,
+        };
+        if !fits {
+            let t = json_type(v);
+            out.push((
+                path.to_string(),
+                format!("Invalid value: \"{t}\": {path} in body must be of type {ty}: \"{t}\""),
+            ));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        out.push((
+            path.to_string(),
+            format!(
+                "Unsupported value: {v}: supported values: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    if let Some(fields) = v.as_object() {
+        for key in required(schema) {
+            if fields.get(key).is_none() {
+                out.push((format!("{path}.{key}"), "Required value".to_string()));
+            }
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        let extra = schema.get("additionalProperties").filter(|a| a.is_object());
+        for (k, x) in fields {
+            let sub = format!("{path}.{k}");
+            match (props.and_then(|p| p.get(k)), extra) {
+                (Some(s), _) | (None, Some(s)) => openapi_walk(s, x, &sub, out),
+                (None, None) => {}
+            }
+        }
+    }
+    if let (Some(items), Some(list)) = (schema.get("items"), v.as_array()) {
+        for (i, x) in list.iter().enumerate() {
+            openapi_walk(items, x, &format!("{path}[{i}]"), out);
+        }
+    }
+}
+
 /// 422 when `obj` breaks its kind's schema.
 pub fn validate(kind: Kind, obj: &Value) -> Result<(), ApiError> {
     refuse(kind, obj, causes(kind, obj))
@@ -228,5 +345,34 @@ mod tests {
         // Required only where the parent exists.
         assert!(validate(Kind::RestoreJob, &json!({"metadata": {"name": "r"}})).is_ok());
         assert!(validate(Kind::PersistentVolumeClaim, &json!({"spec": 1})).is_ok());
+    }
+
+    #[test]
+    fn a_crd_schema_checks_required_types_and_enums_and_prunes_the_rest() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["snapshotID"], "properties": {
+                "snapshotID": {"type": "string"},
+                "size": {"x-kubernetes-int-or-string": true},
+                "list": {"type": "array", "items": {"type": "object", "required": ["name"]}}}},
+            "status": {"type": "object", "properties": {
+                "phase": {"type": "string", "enum": ["New", "Completed"]},
+                "note": {"type": "string", "nullable": true}}}}});
+        let ok = json!({"metadata": {"name": 1}, "spec": {"snapshotID": "a", "size": 3, "x": 1, "list": [{"name": "n"}]},
+            "status": {"phase": "New", "note": null}});
+        assert!(openapi_causes(&schema, &ok).is_empty());
+        let bad = json!({"spec": {"size": true, "list": [{}]}, "status": {"phase": "Done"}});
+        let causes: Vec<String> = openapi_causes(&schema, &bad)
+            .into_iter()
+            .map(|(p, c)| format!("{p}: {c}"))
+            .collect();
+        assert_eq!(
+            causes,
+            [
+                "spec.snapshotID: Required value",
+                "spec.list[0].name: Required value",
+                "spec.size: Invalid value: \"boolean\": spec.size in body must be of type integer-or-string: \"boolean\"",
+                "status.phase: Unsupported value: \"Done\": supported values: \"New\", \"Completed\"",
+            ]
+        );
     }
 }
