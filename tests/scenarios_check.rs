@@ -182,12 +182,10 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
     let all = Scenario::builtin().expect("built-in scenarios parse");
     let mut covered = BTreeSet::new();
     let mut failures = Vec::new();
-    // A scenario judged wrong is played once more on a fresh emulator: at 1000x on a loaded
-    // 2-core machine a timing-sensitive rule (restore-stalled) was seen to miss once in a full
-    // CI run; a real regression fails both plays. Both reports are printed.
-    let mut queue: Vec<(&Scenario, bool)> = all.iter().map(|s| (s, false)).collect();
-    while let Some((scenario, replay)) = queue.pop() {
-        let played = scenario;
+    // One play each: a scenario's verdict may not depend on how fast the player runs next to
+    // the simulated controllers (those that write at the wall clock are off where a scenario
+    // is back-dated, see vm-velero-restore-stuck).
+    for scenario in &all {
         let sim = start().await;
         let dir = tempfile::tempdir().unwrap();
         let (scenario, run) = play_settled(&sim, &scenario.name, SPEED).await;
@@ -208,15 +206,7 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
         let report = check_live(&kubeconfig(&sim, dir.path())).await;
         eprintln!("== {} {stage}\n{}", scenario.name, describe(&report));
         if let Some(m) = mismatch(&report, expect) {
-            if replay {
-                failures.push(format!("{} {stage} (played twice): {m}", scenario.name));
-            } else {
-                eprintln!(
-                    "== {} {stage}: mismatch, playing it once more: {m}",
-                    scenario.name
-                );
-                queue.push((played, true));
-            }
+            failures.push(format!("{} {stage}: {m}", scenario.name));
         }
         run.abort();
         sim.shutdown().await;
@@ -233,6 +223,37 @@ async fn every_builtin_scenario_reports_its_expected_codes() {
         })
         .collect();
     assert!(missing.is_empty(), "no scenario expects {missing:?}");
+}
+
+/// A back-dated scenario ("25 minutes ago") judged the same whether the player runs ahead of the
+/// simulated controllers or behind them: played slowly against controllers that react at once,
+/// a controller-manager write at the wall clock (a PV released between a rename's deletion and
+/// its re-point) dated vm-velero-restore-stuck as fresh and hid restore-stalled, which is what
+/// a loaded machine did at 1000x now and then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_scenarios_stay_stalled_whatever_the_player_speed() {
+    let all = Scenario::builtin().expect("built-in scenarios parse");
+    let stalled: Vec<&Scenario> = all
+        .iter()
+        .filter(|s| s.expect.iter().any(|c| c == "restore-stalled"))
+        .collect();
+    assert!(!stalled.is_empty());
+    for scenario in stalled {
+        let sim = Sim::start(SimConfig {
+            finalizer_delay: Duration::ZERO,
+            ..SimConfig::default()
+        })
+        .await
+        .expect("emulator starts");
+        let dir = tempfile::tempdir().unwrap();
+        let (_, run) = play_settled(&sim, &scenario.name, 10.0).await;
+        let report = check_live(&kubeconfig(&sim, dir.path())).await;
+        if let Some(m) = mismatch(&report, &scenario.expect) {
+            panic!("{} played at 10x: {m}", scenario.name);
+        }
+        run.abort();
+        sim.shutdown().await;
+    }
 }
 
 /// The demo scenarios name what the repair must make true; a repaired restore finishes.
