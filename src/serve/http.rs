@@ -83,7 +83,8 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
         _ => response(
             StatusCode::NOT_FOUND,
             TEXT,
-            format!("no such endpoint: {path}\n"),
+            // The path is the client's: shown like any other outside text.
+            format!("no such endpoint: {}\n", crate::text::one_line(path)),
         ),
     }
 }
