@@ -184,3 +184,75 @@ fn the_dashboard_says_whom_it_is_connecting_to_and_for_how_long() {
     );
     assert!(!common::render(&app).contains("connecting to"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_first_list_gives_up_after_the_request_timeout_not_the_watch_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    // A watch idle limit far from the request timeout, so that the message tells which one
+    // ended the wait.
+    let t = Timeouts {
+        request: Some(Duration::from_secs(1)),
+        connect: Some(Duration::from_secs(1)),
+        watch: Duration::from_secs(20),
+        watch_margin: Duration::from_secs(5),
+    };
+    let dir = tempfile::tempdir().expect("tmp");
+    let kc = kubeconfig_for(&url, dir.path());
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kc).expect("kubeconfig"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    let source = start_watching(
+        watch_client(config, &t).expect("client"),
+        LiveOptions {
+            namespace: None,
+            context: "frozen".into(),
+            cluster: url.clone(),
+            settings: Settings::default(),
+        },
+        WatchOptions {
+            timeouts: t,
+            endpoint: Some(Endpoint {
+                server: url.clone(),
+                ..Endpoint::default()
+            }),
+        },
+    );
+    let mut frames = source.frames.clone();
+    let frame = wait_for(&mut frames, 60, "a picture saying the lists failed", |f| {
+        f.snapshot.health.values().all(|h| h.state.is_degraded())
+    })
+    .await;
+    let error = match &frame.snapshot.health[&Kind::RestoreJob].state {
+        SyncState::Resyncing { error, .. } | SyncState::Failed { error, .. } => error.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        error.contains(&url)
+            && error.contains("no answer to the list")
+            && error.contains("within 1s"),
+        "names the server and the request timeout: {error}"
+    );
+    // What the dashboard shows with that picture.
+    let mut app = restorewatch::ui::App::new(
+        common::ui_data::options(),
+        jiff::Timestamp::now(),
+        (160, 20),
+    );
+    restorewatch::ui::update(&mut app, restorewatch::ui::Msg::Frame(Some(frame)));
+    let screen = common::render(&app);
+    assert!(
+        screen.contains("no answer to the list"),
+        "the screen says why it is empty: {screen}"
+    );
+    drop(source);
+}

@@ -148,9 +148,24 @@ async fn watch_kind(
         let mut stream = watcher::watcher(api.clone(), config.clone()).boxed();
         let mut buffer: Vec<AnyObject> = Vec::new();
         let mut failure: Option<(Option<u16>, String)> = None;
-        while let Some(item) = stream.next().await {
+        // While listing, each page answers within --request-timeout like `check`'s lists; the
+        // watch client's own read timeout is the (much longer) idle limit of a watch.
+        let mut listing = true;
+        loop {
+            let next = match watch.timeouts.request.filter(|_| listing) {
+                Some(limit) => match tokio::time::timeout(limit, stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        failure = Some((None, list_timed_out(&watch, limit)));
+                        break;
+                    }
+                },
+                None => stream.next().await,
+            };
+            let Some(item) = next else { break };
             let change = match item {
                 Ok(Event::Init) => {
+                    listing = true;
                     buffer.clear();
                     Change::Resync(info.kind)
                 }
@@ -161,6 +176,7 @@ async fn watch_kind(
                     continue;
                 }
                 Ok(Event::InitDone) => {
+                    listing = false;
                     backoff = BACKOFF_MIN;
                     Change::Replace(info.kind, std::mem::take(&mut buffer))
                 }
@@ -205,6 +221,17 @@ async fn watch_kind(
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(BACKOFF_MAX).max(BACKOFF_MIN);
     }
+}
+
+fn list_timed_out(watch: &WatchOptions, limit: Duration) -> String {
+    let server = watch
+        .endpoint
+        .as_ref()
+        .map_or("the API server", |a| a.server.as_str());
+    format!(
+        "no answer to the list from {server} within {} (--request-timeout)",
+        fmt_duration(limit)
+    )
 }
 
 /// A watch failure in words: a silent stream says how long it was silent.
