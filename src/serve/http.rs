@@ -2,6 +2,7 @@
 //! computed from the frame at request time, so a scrape never sees a half-updated picture.
 
 use super::metrics::{CONTENT_TYPE, Exposition, encode_frame};
+use super::readiness::Readiness;
 use crate::pipeline::frame::FrameRx;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -51,30 +52,35 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
             response(StatusCode::OK, CONTENT_TYPE, body)
         }
         "/healthz" => response(StatusCode::OK, TEXT, "ok\n".into()),
-        "/readyz" => match frame {
-            Some(_) => response(StatusCode::OK, TEXT, format!("ready: {}\n", state.source)),
-            None => response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                TEXT,
-                format!(
-                    "not ready: still listing every watched resource of {}\n",
-                    state.source
+        "/readyz" => {
+            let r = Readiness::of(frame.as_deref());
+            let code = if r.is_ready() {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            response(code, TEXT, format!("{}\n", r.text(&state.source)))
+        }
+        "/report" => {
+            let r = Readiness::of(frame.as_deref());
+            match frame.filter(|_| r.has_report()) {
+                Some(f) => response(
+                    StatusCode::OK,
+                    "application/json",
+                    report_body(&f.report, &r),
                 ),
-            ),
-        },
-        "/report" => match frame {
-            Some(f) => response(
-                StatusCode::OK,
-                "application/json",
-                crate::cli::output::json(&f.report),
-            ),
-            None => response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "application/json",
-                serde_json::json!({"error": "not ready: the first complete sync has not finished"})
+                // An empty report here would read as "no restore, no finding": an all-clear.
+                None => response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "application/json",
+                    serde_json::json!({
+                        "error": r.text(&state.source),
+                        "watchesDown": r.blind(),
+                    })
                     .to_string(),
-            ),
-        },
+                ),
+            }
+        }
         "/" => response(
             StatusCode::OK,
             TEXT,
@@ -86,6 +92,17 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
             // The path is the client's: shown like any other outside text.
             format!("no such endpoint: {}\n", crate::text::one_line(path)),
         ),
+    }
+}
+
+/// `check -o json`'s document plus `watchesDown`: the resources whose findings are stale and
+/// since when. Spliced in front rather than re-serialised: the report may be megabytes.
+fn report_body(report: &crate::analysis::Report, r: &Readiness) -> String {
+    let doc = crate::cli::output::json(report);
+    let down = serde_json::to_string(r.blind()).unwrap_or_else(|_| "[]".into());
+    match doc.strip_prefix('{') {
+        Some(rest) => format!("{{\n  \"watchesDown\": {down},{rest}"),
+        None => doc,
     }
 }
 

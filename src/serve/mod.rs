@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod metrics;
+pub mod readiness;
 
 use crate::analysis::Settings;
 use crate::cli::common::ClusterArgs;
