@@ -75,6 +75,18 @@ fn big_frame() -> Arc<Frame> {
     })
 }
 
+/// A server holding `big_frame`, with these limits.
+async fn big_server(max_connections: usize, write_timeout: Duration) -> (Arc<State>, SocketAddr) {
+    let state = state(
+        Some(big_frame()),
+        Limits {
+            max_connections,
+            write_timeout,
+        },
+    );
+    (state.clone(), start(state).await)
+}
+
 /// A client that asks for `path` over a kept-alive connection, reads the status line (so the
 /// request was answered) and then nothing more.
 fn non_reading_client(addr: SocketAddr, path: &str) -> (TcpStream, String) {
@@ -147,14 +159,7 @@ async fn a_404_does_not_echo_control_characters_of_the_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forty_clients_that_never_read_share_one_report_body() {
-    let state = state(
-        Some(big_frame()),
-        Limits {
-            max_connections: 64,
-            write_timeout: Duration::from_secs(600),
-        },
-    );
-    let addr = start(state.clone()).await;
+    let (state, addr) = big_server(64, Duration::from_secs(600)).await;
     let rss_before = rss_kib();
     let (clients, full) = tokio::task::spawn_blocking(move || {
         let clients: Vec<(TcpStream, String)> = (0..40)
@@ -190,14 +195,7 @@ async fn forty_clients_that_never_read_share_one_report_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stops_reading_is_dropped_after_the_write_timeout() {
-    let state = state(
-        Some(big_frame()),
-        Limits {
-            max_connections: 4,
-            write_timeout: Duration::from_secs(1),
-        },
-    );
-    let addr = start(state.clone()).await;
+    let (state, addr) = big_server(4, Duration::from_secs(1)).await;
     let (mut client, status) =
         tokio::task::spawn_blocking(move || non_reading_client(addr, "/report"))
             .await
@@ -217,14 +215,7 @@ async fn a_client_that_stops_reading_is_dropped_after_the_write_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_past_the_limit_get_a_503_until_one_ends() {
-    let state = state(
-        Some(big_frame()),
-        Limits {
-            max_connections: 4,
-            write_timeout: Duration::from_secs(600),
-        },
-    );
-    let addr = start(state.clone()).await;
+    let (state, addr) = big_server(4, Duration::from_secs(600)).await;
     let clients = tokio::task::spawn_blocking(move || {
         (0..4)
             .map(|_| non_reading_client(addr, "/report").0)

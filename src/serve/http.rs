@@ -84,6 +84,14 @@ fn response(
     r
 }
 
+fn ok_or_unavailable(ok: bool) -> StatusCode {
+    if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    }
+}
+
 pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>> {
     const TEXT: &str = "text/plain; charset=utf-8";
     if method != Method::GET && method != Method::HEAD {
@@ -109,20 +117,15 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
         "/healthz" => response(StatusCode::OK, TEXT, "ok\n"),
         "/readyz" => {
             let r = Readiness::of(frame.as_deref());
-            let code = if r.is_ready() {
-                StatusCode::OK
-            } else {
-                StatusCode::SERVICE_UNAVAILABLE
-            };
-            response(code, TEXT, format!("{}\n", r.text(&state.source)))
+            response(
+                ok_or_unavailable(r.is_ready()),
+                TEXT,
+                format!("{}\n", r.text(&state.source)),
+            )
         }
         "/report" => {
             let r = Readiness::of(frame.as_deref());
-            let code = if r.has_report() {
-                StatusCode::OK
-            } else {
-                StatusCode::SERVICE_UNAVAILABLE
-            };
+            let code = ok_or_unavailable(r.has_report());
             let body = state
                 .bodies
                 .report(key, || match frame.filter(|_| r.has_report()) {
