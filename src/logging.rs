@@ -17,6 +17,26 @@ pub fn state_dir() -> Option<PathBuf> {
     Some(base.join("restorewatch"))
 }
 
+/// `RUST_LOG`, else `info`. kube's client logs every failed request (three a second per watch
+/// while a server is gone) and its watcher every 403: the live watches log one line when each
+/// goes down and one when it is back instead (`cluster::watch_log`), so kube's own are off
+/// unless `RUST_LOG` names them.
+fn filter() -> EnvFilter {
+    let asked = std::env::var("RUST_LOG").unwrap_or_default();
+    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    for (krate, target) in [
+        ("kube_client", "kube_client::client"),
+        ("kube_runtime", "kube_runtime::watcher"),
+    ] {
+        if !asked.contains(krate)
+            && let Ok(d) = format!("{target}=off").parse()
+        {
+            filter = filter.add_directive(d);
+        }
+    }
+    filter
+}
+
 /// Starts file logging and returns the file's path.
 pub fn init() -> anyhow::Result<PathBuf> {
     let dir = state_dir().context("neither XDG_STATE_HOME nor HOME is set")?;
@@ -25,9 +45,8 @@ pub fn init() -> anyhow::Result<PathBuf> {
     let opened = crate::private_file::open_append(&path)
         .with_context(|| format!("opening {}", path.display()))?;
     let file = opened.file;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_ansi(false)
         .with_writer(Mutex::new(file))
         .try_init()
@@ -41,9 +60,8 @@ pub fn init() -> anyhow::Result<PathBuf> {
 /// Headless commands (`serve`) have no screen to protect: they log to stderr, where a container
 /// runtime collects it.
 pub fn init_stderr() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_ansi(false)
         .with_writer(std::io::stderr)
         .try_init();

@@ -8,7 +8,7 @@ use restorewatch::cluster::SyncState;
 use restorewatch::cluster::client::{Timeouts, watch_client};
 use restorewatch::cluster::errors::Endpoint;
 use restorewatch::model::Kind;
-use restorewatch::pipeline::live::{LiveOptions, WatchOptions, start_watching};
+use restorewatch::pipeline::live::{LiveOptions, LiveSource, WatchOptions, start_watching};
 use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use std::path::Path;
@@ -38,15 +38,7 @@ fn kubeconfig_for(url: &str, dir: &Path) -> String {
 
 #[test]
 fn check_against_a_server_that_accepts_and_never_answers_exits_2_naming_it() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    // Accept every connection and keep it open without a byte in answer.
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for s in listener.incoming().flatten() {
-            held.push(s);
-        }
-    });
+    let url = silent_server();
     let dir = tempfile::tempdir().expect("tmp");
     let kc = kubeconfig_for(&url, dir.path());
     let (code, err) = check(&["--kubeconfig", &kc, "--request-timeout", "2s"]);
@@ -74,6 +66,39 @@ fn a_refused_connection_names_host_and_port() {
         err.contains(&format!("connection refused by 127.0.0.1:{port}")),
         "{err}"
     );
+}
+
+/// Accepts every connection and keeps it open without a byte in answer; its URL.
+fn silent_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    url
+}
+
+/// The live pipeline as the dashboard starts it, on `config` with timeouts `t`.
+fn watch(config: kube::Config, url: &str, t: Timeouts) -> LiveSource {
+    start_watching(
+        watch_client(config, &t).expect("client"),
+        LiveOptions {
+            namespace: None,
+            context: "test".into(),
+            cluster: url.to_string(),
+            settings: Settings::default(),
+        },
+        WatchOptions {
+            timeouts: t,
+            endpoint: Some(Endpoint {
+                server: url.to_string(),
+                ..Endpoint::default()
+            }),
+        },
+    )
 }
 
 async fn wait_for(
@@ -107,23 +132,7 @@ async fn a_frozen_server_takes_every_watch_down_and_they_are_rebuilt() {
         watch: Duration::from_secs(2),
         watch_margin: Duration::from_secs(1),
     };
-    let client = watch_client(sim.kube_config(None).expect("config"), &t).expect("client");
-    let source = start_watching(
-        client,
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: sim.url(),
-            settings: Settings::default(),
-        },
-        WatchOptions {
-            timeouts: t,
-            endpoint: Some(Endpoint {
-                server: sim.url(),
-                ..Endpoint::default()
-            }),
-        },
-    );
+    let source = watch(sim.kube_config(None).expect("config"), &sim.url(), t);
     let mut frames = source.frames.clone();
     wait_for(&mut frames, 20, "every kind synced", |f| {
         f.snapshot
@@ -183,4 +192,46 @@ fn the_dashboard_says_whom_it_is_connecting_to_and_for_how_long() {
         restorewatch::ui::Msg::Frame(Some(common::ui_data::frame(1))),
     );
     assert!(!common::render(&app).contains("connecting to"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_first_list_gives_up_after_the_request_timeout_not_the_watch_timeout() {
+    let url = silent_server();
+    // A watch idle limit far from the request timeout, so that the message tells which one
+    // ended the wait.
+    let t = Timeouts {
+        request: Some(Duration::from_secs(1)),
+        connect: Some(Duration::from_secs(1)),
+        watch: Duration::from_secs(20),
+        watch_margin: Duration::from_secs(5),
+    };
+    let source = watch(kube::Config::new(url.parse().expect("url")), &url, t);
+    let mut frames = source.frames.clone();
+    let frame = wait_for(&mut frames, 60, "a picture saying the lists failed", |f| {
+        f.snapshot.health.values().all(|h| h.state.is_degraded())
+    })
+    .await;
+    let error = match &frame.snapshot.health[&Kind::RestoreJob].state {
+        SyncState::Resyncing { error, .. } | SyncState::Failed { error, .. } => error.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        error.contains(&url)
+            && error.contains("no answer to the list")
+            && error.contains("within 1s"),
+        "names the server and the request timeout: {error}"
+    );
+    // What the dashboard shows with that picture.
+    let mut app = restorewatch::ui::App::new(
+        common::ui_data::options(),
+        jiff::Timestamp::now(),
+        (160, 20),
+    );
+    restorewatch::ui::update(&mut app, restorewatch::ui::Msg::Frame(Some(frame)));
+    let screen = common::render(&app);
+    assert!(
+        screen.contains("no answer to the list"),
+        "the screen says why it is empty: {screen}"
+    );
+    drop(source);
 }

@@ -62,11 +62,12 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let first_report_s = start.elapsed().as_secs_f64();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let state = Arc::new(http::State {
-        frames: source.frames.clone(),
-        docs_base: crate::serve::DEFAULT_DOCS_BASE.into(),
-        source: url.clone(),
-    });
+    let state = Arc::new(http::State::new(
+        source.frames.clone(),
+        crate::serve::DEFAULT_DOCS_BASE.into(),
+        url.clone(),
+        http::Limits::default(),
+    ));
     let server = tokio::spawn(http::serve(listener, state));
     let mut times = Vec::new();
     let mut bytes = 0;

@@ -4,9 +4,11 @@
 
 use super::client::{Timeouts, api_resource, status_code};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
+use super::watch_log::{Line, WatchLog};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
 use crate::model::changes::Changes;
 use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_watched};
+use crate::text::one_line;
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
@@ -144,13 +146,29 @@ async fn watch_kind(
     // on a quiet kind sends nothing, so nothing would ever tell that it is healthy again; the
     // relist ends in InitDone and also catches what was missed meanwhile.
     let mut backoff = BACKOFF_MIN;
+    let mut health_log = WatchLog::default();
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone()).boxed();
         let mut buffer: Vec<AnyObject> = Vec::new();
         let mut failure: Option<(Option<u16>, String)> = None;
-        while let Some(item) = stream.next().await {
+        // While listing, each page answers within --request-timeout like `check`'s lists; the
+        // watch client's own read timeout is the (much longer) idle limit of a watch.
+        let mut listing = true;
+        loop {
+            let next = match watch.timeouts.request.filter(|_| listing) {
+                Some(limit) => match tokio::time::timeout(limit, stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        failure = Some((None, list_timed_out(&watch, limit)));
+                        break;
+                    }
+                },
+                None => stream.next().await,
+            };
+            let Some(item) = next else { break };
             let change = match item {
                 Ok(Event::Init) => {
+                    listing = true;
                     buffer.clear();
                     Change::Resync(info.kind)
                 }
@@ -161,7 +179,11 @@ async fn watch_kind(
                     continue;
                 }
                 Ok(Event::InitDone) => {
+                    listing = false;
                     backoff = BACKOFF_MIN;
+                    if let Some(line) = health_log.listed(Timestamp::now()) {
+                        log_health(info, &watch, line);
+                    }
                     Change::Replace(info.kind, std::mem::take(&mut buffer))
                 }
                 Ok(Event::Apply(o)) => match to_object(info, o) {
@@ -186,6 +208,11 @@ async fn watch_kind(
             }
         }
         let (code, error) = failure.unwrap_or((None, "the watch stream ended".into()));
+        if code != Some(404)
+            && let Some(line) = health_log.failed(Timestamp::now(), &error)
+        {
+            log_health(info, &watch, line);
+        }
         let change = match code {
             // Not installed: say so once and stop; a restart picks it up if it gets installed.
             Some(404) => {
@@ -205,6 +232,44 @@ async fn watch_kind(
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(BACKOFF_MAX).max(BACKOFF_MIN);
     }
+}
+
+/// One line of a watch's health in the log (see `watch_log` for when).
+fn log_health(info: &KindInfo, watch: &WatchOptions, line: Line) {
+    let resource = info.resource_name();
+    let server = watch
+        .endpoint
+        .as_ref()
+        .map_or("the API server", |a| a.server.as_str());
+    let what = format!("watch of {resource} on {server}");
+    match line {
+        Line::Down { since, error } => {
+            tracing::warn!("{what} is down since {since}: {}", one_line(&error))
+        }
+        Line::StillDown {
+            since,
+            error,
+            failures,
+        } => tracing::warn!(
+            "{what} is still down since {since} (failed attempts: {failures}): {}",
+            one_line(&error)
+        ),
+        Line::Back { after, failures } => tracing::info!(
+            "{what} is back after {} down (failed attempts: {failures})",
+            fmt_duration(Duration::try_from(after).unwrap_or_default())
+        ),
+    }
+}
+
+fn list_timed_out(watch: &WatchOptions, limit: Duration) -> String {
+    let server = watch
+        .endpoint
+        .as_ref()
+        .map_or("the API server", |a| a.server.as_str());
+    format!(
+        "no answer to the list from {server} within {} (--request-timeout)",
+        fmt_duration(limit)
+    )
 }
 
 /// A watch failure in words: a silent stream says how long it was silent.

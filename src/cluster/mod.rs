@@ -9,6 +9,7 @@ pub mod json_stream;
 pub mod list_once;
 pub mod live;
 pub mod static_source;
+pub mod watch_log;
 pub mod yaml_stream;
 
 // The snapshot lives at the ground floor (model); these keep the old paths working.

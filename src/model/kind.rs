@@ -54,6 +54,16 @@ impl KindInfo {
             format!("{}/{}", self.group, self.version)
         }
     }
+
+    /// `<plural>[.<group>]`, as kubectl names a resource: unique where the kind is not
+    /// (`backups.backups.cozystack.io` vs `backups.postgresql.cnpg.io`).
+    pub fn resource_name(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,7 +1,12 @@
 //! The HTTP side of `serve`: four read-only endpoints over the newest frame. Every answer is
-//! computed from the frame at request time, so a scrape never sees a half-updated picture.
+//! computed from one frame, so a scrape never sees a half-updated picture; the large ones are
+//! built once per frame and shared (`bodies`). Connections are bounded in number and in the
+//! time an answer may take to be read (`Limits`).
 
+use super::bodies::Bodies;
 use super::metrics::{CONTENT_TYPE, Exposition, encode_frame};
+use super::readiness::Readiness;
+use super::write_deadline::WriteDeadline;
 use crate::pipeline::frame::FrameRx;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -14,22 +19,77 @@ use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+
+/// How much of the server clients can hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections served at once; one more is answered 503 and closed. Prometheus, a probe
+    /// and a few people need a handful.
+    pub max_connections: usize,
+    /// How long an answer may take to be read by the client before the connection is dropped.
+    pub write_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 32,
+            write_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 pub struct State {
     pub frames: FrameRx,
     pub docs_base: String,
     /// What `/healthz` and `/readyz` name, e.g. the context and server.
     pub source: String,
+    pub limits: Limits,
+    pub bodies: Bodies,
+    /// Held by each connection being served.
+    slots: Arc<Semaphore>,
 }
 
-fn response(code: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+impl State {
+    pub fn new(frames: FrameRx, docs_base: String, source: String, limits: Limits) -> State {
+        State {
+            frames,
+            docs_base,
+            source,
+            limits,
+            bodies: Bodies::default(),
+            slots: Arc::new(Semaphore::new(limits.max_connections)),
+        }
+    }
+
+    /// Connections being served now.
+    pub fn open_connections(&self) -> usize {
+        self.limits.max_connections - self.slots.available_permits()
+    }
+}
+
+fn response(
+    code: StatusCode,
+    content_type: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = code;
     r.headers_mut()
         .insert(CT, HeaderValue::from_static(content_type));
     r
+}
+
+fn ok_or_unavailable(ok: bool) -> StatusCode {
+    if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    }
 }
 
 pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>> {
@@ -38,53 +98,69 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
         return response(
             StatusCode::METHOD_NOT_ALLOWED,
             TEXT,
-            "restorewatch serve is read-only: only GET\n".into(),
+            "restorewatch serve is read-only: only GET\n",
         );
     }
     let frame = state.frames.borrow().clone();
+    let key = frame.as_ref().map(|f| f.seq);
     match path {
         "/metrics" => {
-            let ex = Exposition {
-                docs_base: &state.docs_base,
-            };
-            let body = encode_frame(frame.as_deref(), jiff::Timestamp::now(), &ex);
+            let now = jiff::Timestamp::now();
+            let body = state.bodies.metrics(key, now.as_second(), || {
+                let ex = Exposition {
+                    docs_base: &state.docs_base,
+                };
+                encode_frame(frame.as_deref(), now, &ex)
+            });
             response(StatusCode::OK, CONTENT_TYPE, body)
         }
-        "/healthz" => response(StatusCode::OK, TEXT, "ok\n".into()),
-        "/readyz" => match frame {
-            Some(_) => response(StatusCode::OK, TEXT, format!("ready: {}\n", state.source)),
-            None => response(
-                StatusCode::SERVICE_UNAVAILABLE,
+        "/healthz" => response(StatusCode::OK, TEXT, "ok\n"),
+        "/readyz" => {
+            let r = Readiness::of(frame.as_deref());
+            response(
+                ok_or_unavailable(r.is_ready()),
                 TEXT,
-                format!(
-                    "not ready: still listing every watched resource of {}\n",
-                    state.source
-                ),
-            ),
-        },
-        "/report" => match frame {
-            Some(f) => response(
-                StatusCode::OK,
-                "application/json",
-                crate::cli::output::json(&f.report),
-            ),
-            None => response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "application/json",
-                serde_json::json!({"error": "not ready: the first complete sync has not finished"})
+                format!("{}\n", r.text(&state.source)),
+            )
+        }
+        "/report" => {
+            let r = Readiness::of(frame.as_deref());
+            let code = ok_or_unavailable(r.has_report());
+            let body = state
+                .bodies
+                .report(key, || match frame.filter(|_| r.has_report()) {
+                    Some(f) => report_body(&f.report, &r),
+                    // An empty report here would read as "no restore, no finding": an all-clear.
+                    None => serde_json::json!({
+                        "error": r.text(&state.source),
+                        "watchesDown": r.blind(),
+                    })
                     .to_string(),
-            ),
-        },
+                });
+            response(code, "application/json", body)
+        }
         "/" => response(
             StatusCode::OK,
             TEXT,
-            "restorewatch serve: /metrics /healthz /readyz /report\n".into(),
+            "restorewatch serve: /metrics /healthz /readyz /report\n",
         ),
         _ => response(
             StatusCode::NOT_FOUND,
             TEXT,
-            format!("no such endpoint: {path}\n"),
+            // The path is the client's: shown like any other outside text.
+            format!("no such endpoint: {}\n", crate::text::one_line(path)),
         ),
+    }
+}
+
+/// `check -o json`'s document plus `watchesDown`: the resources whose findings are stale and
+/// since when. Spliced in front rather than re-serialised: the report may be megabytes.
+fn report_body(report: &crate::analysis::Report, r: &Readiness) -> String {
+    let doc = crate::cli::output::json(report);
+    let down = serde_json::to_string(r.blind()).unwrap_or_else(|_| "[]".into());
+    match doc.strip_prefix('{') {
+        Some(rest) => format!("{{\n  \"watchesDown\": {down},{rest}"),
+        None => doc,
     }
 }
 
@@ -94,24 +170,18 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let state = state.clone();
-                    conns.spawn(async move {
-                        let svc = service_fn(move |req: Request<Incoming>| {
-                            let state = state.clone();
-                            async move {
-                                Ok::<_, Infallible>(route(&state, req.method(), req.uri().path()))
-                            }
+                Ok((stream, _)) => match Arc::clone(&state.slots).try_acquire_owned() {
+                    Ok(slot) => {
+                        let state = state.clone();
+                        conns.spawn(async move {
+                            serve_connection(stream, state).await;
+                            drop(slot);
                         });
-                        let conn = http1::Builder::new()
-                            .timer(hyper_util::rt::TokioTimer::new())
-                            .header_read_timeout(Duration::from_secs(10))
-                            .serve_connection(TokioIo::new(stream), svc);
-                        if let Err(e) = conn.await {
-                            tracing::debug!("serve connection ended: {e}");
-                        }
-                    });
-                }
+                    }
+                    Err(_) => {
+                        conns.spawn(refuse(stream, state.limits.max_connections));
+                    }
+                },
                 Err(e) => {
                     tracing::warn!("accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -119,5 +189,43 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
         }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+    let limit = state.limits.write_timeout;
+    let svc = service_fn(move |req: Request<Incoming>| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(route(&state, req.method(), req.uri().path())) }
+    });
+    let conn = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10))
+        // Queue the shared body rather than copy it into a buffer of each connection.
+        .writev(true)
+        .serve_connection(TokioIo::new(WriteDeadline::new(stream, limit)), svc);
+    if let Err(e) = conn.await {
+        tracing::debug!("serve connection ended: {e}");
+    }
+}
+
+/// One connection too many: a short 503 (it fits the socket's buffer, so a client that does
+/// not read cannot hold this either), then closed.
+async fn refuse(mut stream: TcpStream, max: usize) {
+    let body = format!("restorewatch serve is busy: {max} connections open; retry shortly\n");
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Retry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let write = async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await
+    };
+    if tokio::time::timeout(Duration::from_secs(1), write)
+        .await
+        .is_err()
+    {
+        tracing::debug!("a refused connection did not take its 503 in time");
     }
 }

@@ -111,14 +111,9 @@ fn label(s: &str) -> String {
     out
 }
 
-/// `<resource>[.<group>]`, as kubectl names a resource: unique where the kind is not
-/// (`backups.backups.cozystack.io` vs `backups.postgresql.cnpg.io`).
+/// `<resource>[.<group>]`, as kubectl names a resource (`KindInfo::resource_name`).
 pub fn resource_name(info: &KindInfo) -> String {
-    if info.group.is_empty() {
-        info.plural.to_string()
-    } else {
-        format!("{}.{}", info.plural, info.group)
-    }
+    info.resource_name()
 }
 
 fn finding_namespace(f: &Finding) -> String {
@@ -305,10 +300,11 @@ pub fn encode_frame(frame: Option<&Frame>, now: Timestamp, ex: &Exposition) -> S
     let mut reg = Registry::default();
     register_build(&mut reg);
     let ready = Gauge::<i64>::default();
-    ready.set(i64::from(frame.is_some()));
+    ready.set(i64::from(super::readiness::Readiness::of(frame).is_ready()));
     reg.register(
         "restorewatch_ready",
-        "1 once every watched resource has been listed completely",
+        "1 while every watched resource has been listed completely and every watch is up (an \
+         API that is not installed counts as listed, a 403 does not); see /readyz for why not",
         ready,
     );
     if let Some(frame) = frame {

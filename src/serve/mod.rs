@@ -1,8 +1,11 @@
 //! `restorewatch serve`: the live pipeline without a terminal, for Prometheus and alerting.
 //! Read-only by construction: it holds no action backend and its endpoints only read frames.
 
+pub mod bodies;
 pub mod http;
 pub mod metrics;
+pub mod readiness;
+pub mod write_deadline;
 
 use crate::analysis::Settings;
 use crate::cli::common::ClusterArgs;
@@ -60,11 +63,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         },
         watch,
     );
-    let state = Arc::new(http::State {
-        frames: source.frames.clone(),
-        docs_base: args.docs_url.clone(),
-        source: source_name.clone(),
-    });
+    let state = Arc::new(http::State::new(
+        source.frames.clone(),
+        args.docs_url.clone(),
+        source_name.clone(),
+        http::Limits::default(),
+    ));
     // Scripts and tests read the bound address (port 0 picks one) from this line.
     eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");
     tracing::info!(%addr, source = %source_name, "serving");

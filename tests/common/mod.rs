@@ -2,6 +2,7 @@
 
 pub mod action_data;
 pub mod bulk_data;
+pub mod serve;
 pub mod ui_data;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
