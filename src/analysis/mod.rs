@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod codes;
 pub(crate) mod common;
+pub mod controller;
 pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
@@ -12,6 +13,7 @@ mod global;
 pub mod history;
 mod orig;
 pub(crate) mod postgres;
+pub mod preflight;
 pub mod report;
 mod vm;
 mod vm_findings;
@@ -354,6 +356,7 @@ pub fn assemble<'p>(
         restores,
         findings,
         orig_pvcs,
+        controller: controller::of_snapshot(snap),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `restorewatch serve`: the live pipeline without a terminal, for Prometheus and alerting.
 //! Read-only by construction: it holds no action backend and its endpoints only read frames.
 
+mod controller_metric;
 pub mod http;
 pub mod metrics;
 
