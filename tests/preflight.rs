@@ -296,3 +296,31 @@ async fn a_missing_backup_or_an_unreadable_kind_means_cannot_tell() {
     );
     sim.stop().await;
 }
+
+#[tokio::test]
+async fn a_finished_restore_of_the_same_name_is_said_and_restart_restore_offered() {
+    let mut objs = vm_objects();
+    objs.push(live_rj("restore-2", "Failed"));
+    let sim = Cluster::start(objs).await;
+    let (_, doc) = sim
+        .preflight_file(&rj_manifest("restore-2", json!({})))
+        .await;
+    let p = prediction(&doc, "restore-job-exists").expect("the finished RestoreJob is said");
+    assert_eq!(p["action"], "restart-restore", "{p}");
+    assert!(p["message"].as_str().unwrap().contains("is Failed"), "{p}");
+    assert_eq!(doc["exists"], true);
+    // Near miss: a running one is resumed by the controller, nothing to restart.
+    sim.stop().await;
+    let mut objs = vm_objects();
+    objs.push(live_rj("restore-2", "Running"));
+    let sim = Cluster::start(objs).await;
+    let (_, doc) = sim
+        .preflight_file(&rj_manifest("restore-2", json!({})))
+        .await;
+    assert!(prediction(&doc, "restore-job-exists").is_none(), "{doc:#}");
+    assert_eq!(
+        prediction(&doc, "restore-job-running").expect("resumed")["severity"],
+        "info"
+    );
+    sim.stop().await;
+}

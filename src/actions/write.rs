@@ -184,6 +184,27 @@ pub(super) async fn apply(
                 .map(|_| ())
                 .map_err(|e| classify(op, e))
         }
+        Op::CreateRestoreJob {
+            namespace,
+            name,
+            restarted_from,
+            spec,
+        } => {
+            let body = json!({
+                "apiVersion": Kind::RestoreJob.info().api_version(),
+                "kind": "RestoreJob",
+                "metadata": {"name": name, "namespace": namespace,
+                    "annotations": {crate::model::names::ANN_RESTARTED_FROM: restarted_from}},
+                "spec": spec,
+            });
+            let obj: DynamicObject =
+                serde_json::from_value(body).map_err(|e| WriteError::Other(e.to_string()))?;
+            api_for(client, &target)
+                .create(&PostParams::default(), &obj)
+                .await
+                .map(|_| ())
+                .map_err(|e| classify(op, e))
+        }
         Op::DeletePvc { uid, reason, .. } => {
             super::guard::delete_guard(client, &target, uid, *reason).await?;
             let dp = DeleteParams {

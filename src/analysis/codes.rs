@@ -104,6 +104,7 @@ pub enum ActionKind {
     ReclaimOrig,
     FixServername,
     ResumeRelease,
+    RestartRestore,
 }
 
 impl ActionKind {
@@ -112,6 +113,7 @@ impl ActionKind {
         ActionKind::ReclaimOrig,
         ActionKind::FixServername,
         ActionKind::ResumeRelease,
+        ActionKind::RestartRestore,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -120,6 +122,7 @@ impl ActionKind {
             ActionKind::ReclaimOrig => "reclaim-orig",
             ActionKind::FixServername => "fix-servername",
             ActionKind::ResumeRelease => "resume-release",
+            ActionKind::RestartRestore => "restart-restore",
         }
     }
 

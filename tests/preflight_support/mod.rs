@@ -38,24 +38,30 @@ impl Cluster {
 
     /// A user who may read everything except PVCs.
     pub async fn start_without_pvcs(objs: Vec<Value>) -> Cluster {
-        let mut cfg = SimConfig::default();
         let all_but_pvcs: Vec<String> = restorewatch::model::KINDS
             .iter()
             .filter(|k| k.plural != "persistentvolumeclaims")
             .map(|k| k.plural.to_string())
             .collect();
+        let rules = vec![Rule {
+            verbs: vec!["get".into(), "list".into(), "watch".into()],
+            resources: all_but_pvcs,
+            namespaces: vec![],
+        }];
+        Cluster::start_as(rules, objs).await
+    }
+
+    /// A user with only these rules.
+    pub async fn start_as(rules: Vec<Rule>, objs: Vec<Value>) -> Cluster {
+        let mut cfg = SimConfig::default();
         cfg.tokens.insert(
-            "no-pvcs".into(),
+            "limited".into(),
             Policy {
-                user: "no-pvcs".into(),
-                rules: vec![Rule {
-                    verbs: vec!["get".into(), "list".into(), "watch".into()],
-                    resources: all_but_pvcs,
-                    namespaces: vec![],
-                }],
+                user: "limited".into(),
+                rules,
             },
         );
-        Cluster::with(cfg, Some("no-pvcs"), objs).await
+        Cluster::with(cfg, Some("limited"), objs).await
     }
 
     async fn with(cfg: SimConfig, token: Option<&str>, objs: Vec<Value>) -> Cluster {
@@ -112,6 +118,24 @@ impl Cluster {
         })
         .await
         .expect("task");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// kubectl against the emulator, as the same user.
+    pub async fn kubectl(&self, args: &[&str]) -> (i32, String, String) {
+        let mut full: Vec<String> =
+            vec!["--kubeconfig".into(), self.kubeconfig.display().to_string()];
+        full.extend(args.iter().map(|s| s.to_string()));
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("kubectl").args(&full).output()
+        })
+        .await
+        .expect("task")
+        .expect("kubectl is installed");
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -109,6 +109,8 @@ impl Preflight {
 pub(super) struct Out {
     predictions: Vec<Prediction>,
     unknown: Vec<String>,
+    /// The RestoreJob exists and is finished: its prediction offers `restart-restore`.
+    offer_restart: bool,
 }
 
 impl Out {
@@ -167,6 +169,7 @@ pub fn preflight(
     let mut out = Out {
         predictions: Vec::new(),
         unknown: Vec::new(),
+        offer_restart: false,
     };
     out.readable(snap, &[Kind::RestoreJob, Kind::Backup]);
     if let Some(l) = live {
@@ -197,6 +200,15 @@ pub fn preflight(
         Driver::Other => {}
     }
     concurrent(&ctx, &mut out);
+    if out.offer_restart {
+        for p in out
+            .predictions
+            .iter_mut()
+            .filter(|p| p.code == "restore-job-exists")
+        {
+            p.action = Some("restart-restore");
+        }
+    }
     out.predictions
         .sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.code.cmp(b.code)));
     Preflight {
@@ -216,6 +228,9 @@ pub fn preflight(
 /// A RestoreJob of this name exists: a finished one is never run again.
 fn existing(live: &Obj<RestoreJob>, out: &mut Out) {
     let r = ObjRef::new(Kind::RestoreJob, &live.meta.namespace, &live.meta.name);
+    if live.phase.is_terminal() {
+        out.offer_restart = true;
+    }
     match &live.phase {
         RjPhase::Succeeded | RjPhase::Failed => out.add(
             "restore-job-exists",
