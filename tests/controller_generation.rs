@@ -167,3 +167,33 @@ async fn an_orig_pvc_the_controller_made_without_the_uid_shows_an_unguarded_one_
     let g = generation(objs).await;
     assert_eq!(g["generation"], "guarded", "{g:#}");
 }
+
+#[tokio::test]
+async fn the_pv_controllers_annotations_beside_restorewatchs_are_not_the_controllers() {
+    // As a real server records an -orig PVC restorewatch made and the PV controller then bound:
+    // the UID annotation is restorewatch's, the PV controller owns its own annotation.
+    let mut orig = foreign_orig("vm-disk-data-orig-de3e", Some(RJ_UID));
+    orig["metadata"]["managedFields"] = json!([
+        {"manager": "restorewatch", "operation": "Update", "time": "2026-11-20T10:00:40Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {
+             "f:backups.cozystack.io/restore-job-uid": {}}}, "f:spec": {"f:volumeName": {}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "time": "2026-11-20T10:00:55Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {
+             "f:pv.kubernetes.io/bind-completed": {}}}}}
+    ]);
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig.clone()]);
+    let sim = Cluster::start_still(objs).await;
+    let g = sim.check().await["controller"].clone();
+    assert_eq!(g["generation"], "unknown", "{g:#}");
+    sim.stop().await;
+
+    // Near miss: the same PVC with the UID annotation written by the backup controller.
+    orig["metadata"]["managedFields"][0]["manager"] = json!("backup-controller");
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig]);
+    let sim = Cluster::start_still(objs).await;
+    let g = sim.check().await["controller"].clone();
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+    sim.stop().await;
+}

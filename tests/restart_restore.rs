@@ -41,21 +41,26 @@ async fn restart(sim: &Cluster, extra: &[&str]) -> (i32, String) {
     (code, format!("{out}{err}"))
 }
 
-#[tokio::test]
-async fn a_running_restore_is_not_restarted_and_nothing_is_written() {
-    let mut objs = vm_objects();
-    objs.push(old_rj("Running", json!({})));
+/// Runs `restart-restore --yes` on `objs`: refused (exit 1), saying each of `says`, and kubectl
+/// sees nothing written.
+async fn refused_without_writes(objs: Vec<Value>, says: &[&str]) {
     let sim = Cluster::start(objs).await;
     sim.sim.controllers_idle().await;
     let before = kubectl_state(&sim).await;
     let (code, out) = restart(&sim, &["--yes"]).await;
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("refused") && out.contains("is Running"),
-        "{out}"
-    );
+    for s in says {
+        assert!(out.contains(s), "{s:?} in {out}");
+    }
     assert_eq!(kubectl_state(&sim).await, before, "nothing written");
     sim.stop().await;
+}
+
+#[tokio::test]
+async fn a_running_restore_is_not_restarted_and_nothing_is_written() {
+    let mut objs = vm_objects();
+    objs.push(old_rj("Running", json!({})));
+    refused_without_writes(objs, &["refused", "is Running"]).await;
 }
 
 #[tokio::test]
@@ -63,18 +68,14 @@ async fn a_restart_whose_preflight_is_not_clean_is_refused_and_nothing_is_writte
     // keepOriginalPVC false: the new restore would replace the disk without a copy.
     let mut objs = vm_objects();
     objs.push(old_rj("Failed", json!({"keepOriginalPVC": false})));
-    let sim = Cluster::start(objs).await;
-    sim.sim.controllers_idle().await;
-    let before = kubectl_state(&sim).await;
-    let (code, out) = restart(&sim, &["--yes"]).await;
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("preflight of a new RestoreJob restore-test-r2 is not clean")
-            && out.contains("keep-original-disabled"),
-        "{out}"
-    );
-    assert_eq!(kubectl_state(&sim).await, before, "nothing written");
-    sim.stop().await;
+    refused_without_writes(
+        objs,
+        &[
+            "preflight of a new RestoreJob restore-test-r2 is not clean",
+            "keep-original-disabled",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]

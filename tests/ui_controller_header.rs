@@ -5,7 +5,7 @@ mod common;
 
 use common::render;
 use common::ui_data::{self, app};
-use restorewatch::analysis::controller::{ControllerGeneration, Evidence, Generation};
+use restorewatch::analysis::controller::{ControllerGeneration, Evidence, Generation, judge};
 use restorewatch::ui::{Msg, update};
 
 fn header_with(g: ControllerGeneration, width: u16) -> String {
@@ -19,14 +19,10 @@ fn header_with(g: ControllerGeneration, width: u16) -> String {
 
 #[test]
 fn the_header_names_the_generation_with_its_evidence_and_unknown_when_there_is_none() {
-    let guarded = ControllerGeneration {
-        generation: Generation::Guarded,
-        evidence: vec![Evidence {
-            says: Generation::Guarded,
-            what: "RestoreJob a/b failed naming -orig PVC x-orig-1a2b".into(),
-            at: None,
-        }],
-    };
+    let guarded = judge(vec![Evidence::now(
+        Generation::Guarded,
+        "RestoreJob a/b failed naming -orig PVC x-orig-1a2b",
+    )]);
     let line = header_with(guarded, 200);
     assert!(
         line.contains(
@@ -38,14 +34,7 @@ fn the_header_names_the_generation_with_its_evidence_and_unknown_when_there_is_n
     assert!(line.contains("controller: unknown"), "{line}");
     // A narrow terminal cuts the evidence, never the clock.
     let line = header_with(
-        ControllerGeneration {
-            generation: Generation::Unguarded,
-            evidence: vec![Evidence {
-                says: Generation::Unguarded,
-                what: "x".repeat(200),
-                at: None,
-            }],
-        },
+        judge(vec![Evidence::now(Generation::Unguarded, "x".repeat(200))]),
         80,
     );
     assert!(

@@ -43,6 +43,17 @@ pub struct Evidence {
     pub at: Option<Timestamp>,
 }
 
+impl Evidence {
+    /// A fact about the controller as it runs now (no time of its own).
+    pub fn now(says: Generation, what: impl Into<String>) -> Evidence {
+        Evidence {
+            says,
+            what: what.into(),
+            at: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ControllerGeneration {
     pub generation: Generation,
@@ -53,14 +64,29 @@ pub struct ControllerGeneration {
 /// the bug). Which release first carries them is not recorded, so a newer tag proves nothing.
 const LAST_UNGUARDED: (u64, u64, u64) = (1, 6, 3);
 
-/// The first writer of a field under `prefix` that is neither a person (kubectl) nor
-/// restorewatch: their writes say nothing about the controller.
+/// Writers whose writes say nothing about the backup controller: people (kubectl),
+/// restorewatch, and the PV controller (which binds and annotates every claim).
+fn says_nothing(manager: &str) -> bool {
+    manager.is_empty()
+        || manager.starts_with("kubectl")
+        || manager == "restorewatch"
+        || manager == "kube-controller-manager"
+}
+
+/// The first writer of a field under `prefix` that is not one of `says_nothing`.
 fn written_by_controller(managed: &[ManagedEntry], prefix: &str) -> Option<String> {
     managed
         .iter()
         .filter(|m| m.fields.iter().any(|f| f.starts_with(prefix)))
         .map(|m| m.manager.to_string())
-        .find(|m| !m.is_empty() && !m.starts_with("kubectl") && m != "restorewatch")
+        .find(|m| !says_nothing(m))
+}
+
+/// Who wrote annotation `key` of an object, when it was not one of `says_nothing`.
+fn annotated_by_controller(meta: &crate::model::Meta, key: &str) -> Option<String> {
+    meta.annotation_writer(key)
+        .filter(|m| !says_nothing(m))
+        .map(str::to_string)
 }
 
 /// The evidence the objects give.
@@ -73,7 +99,7 @@ pub fn evidence(snap: &Snapshot) -> Vec<Evidence> {
         let name = format!("{}/{}", pvc.meta.namespace, pvc.meta.name);
         if pvc.meta.annotation(ANN_RESTORE_JOB_UID).is_some() {
             // restorewatch's own rename writes the same annotation: only a controller's write counts.
-            if let Some(m) = written_by_controller(&pvc.meta.managed, "metadata.annotations") {
+            if let Some(m) = annotated_by_controller(&pvc.meta, ANN_RESTORE_JOB_UID) {
                 out.push(Evidence {
                     says: Generation::Guarded,
                     what: format!("-orig PVC {name} carries restore-job-uid (written by {m})"),
@@ -104,7 +130,7 @@ pub fn evidence(snap: &Snapshot) -> Vec<Evidence> {
         if pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none() {
             continue;
         }
-        if let Some(m) = written_by_controller(&pv.meta.managed, "metadata.annotations") {
+        if let Some(m) = annotated_by_controller(&pv.meta, ANN_ORIGINAL_RECLAIM_POLICY) {
             let at = pv
                 .meta
                 .managed
@@ -163,13 +189,14 @@ pub fn image_evidence(image: &str) -> Option<Evidence> {
         (digits.len() == p.len()).then(|| digits.parse().ok())?
     };
     let version = (num()?, num()?, num()?);
-    (version <= LAST_UNGUARDED).then(|| Evidence {
-        says: Generation::Unguarded,
-        what: format!(
-            "backup controller image {image}: v{}.{}.{} predates the fixes (v1.6.3 still had the bug)",
-            version.0, version.1, version.2
-        ),
-        at: None,
+    (version <= LAST_UNGUARDED).then(|| {
+        Evidence::now(
+            Generation::Unguarded,
+            format!(
+                "backup controller image {image}: v{}.{}.{} predates the fixes (v1.6.3 still had the bug)",
+                version.0, version.1, version.2
+            ),
+        )
     })
 }
 

@@ -112,12 +112,9 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let conn = match crate::cluster::client::connect(&args.cluster).await {
+    let conn = match super::common::connect_or_exit(&args.cluster).await {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("restorewatch: {e:#}");
-            return Ok(exit::USAGE);
-        }
+        Err(code) => return Ok(code),
     };
     // Several PVCs: each in turn, exactly as alone; the worst result is the exit status.
     let mut status = exit::OK;

@@ -122,12 +122,9 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let conn = match crate::cluster::client::connect(&args.cluster).await {
+    let conn = match super::common::connect_or_exit(&args.cluster).await {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("restorewatch: {e:#}");
-            return Ok(exit::USAGE);
-        }
+        Err(code) => return Ok(code),
     };
     let listed = match read_restore_scope(&conn, &rj.meta.namespace, Retry::default()).await {
         Ok(l) => l,

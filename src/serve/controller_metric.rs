@@ -40,7 +40,7 @@ pub(super) fn register(reg: &mut Registry, report: &Report) {
 #[cfg(test)]
 mod tests {
     use crate::analysis::Report;
-    use crate::analysis::controller::{ControllerGeneration, Evidence, Generation};
+    use crate::analysis::controller::{ControllerGeneration, Evidence, Generation, judge};
     use crate::pipeline::frame::Frame;
     use crate::serve::metrics::{Exposition, encode_frame};
     use std::sync::Arc;
@@ -61,15 +61,10 @@ mod tests {
 
     #[test]
     fn the_generation_and_its_evidence_are_one_info_series() {
-        let guarded = ControllerGeneration {
-            generation: Generation::Guarded,
-            evidence: vec![Evidence {
-                says: Generation::Guarded,
-                what: "RestoreJob a/b failed naming -orig PVC x-orig-1a2b".into(),
-                at: None,
-            }],
-        };
-        let text = scrape(guarded);
+        let text = scrape(judge(vec![Evidence::now(
+            Generation::Guarded,
+            "RestoreJob a/b failed naming -orig PVC x-orig-1a2b",
+        )]));
         assert!(
             text.contains(r#"restorewatch_backup_controller_info{generation="guarded",evidence="guarded (evidence: RestoreJob a/b failed naming -orig PVC x-orig-1a2b)"} 1"#),
             "{text}"
