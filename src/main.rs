@@ -7,6 +7,7 @@ async fn main() {
     let result = match cli.command {
         Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
         Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
+        Some(Command::Preflight(args)) => restorewatch::cli::preflight::run(args).await,
         Some(Command::Demo(args)) => restorewatch::cli::demo::run(args).await,
         Some(Command::Serve(args)) => restorewatch::serve::run(args).await,
         Some(Command::Bench(args)) => restorewatch::bench::run(args).await,

@@ -123,13 +123,15 @@ fn a_on_a_restore_lists_every_action_that_applies() {
     press(&mut a, KeyCode::Char('a'));
     let m = menu(&a);
     let kinds: Vec<ActionKind> = m.entries.iter().map(|e| e.choice.action).collect();
-    // What can run first (the findings' reclaims, one per -orig PVC), then what has nothing
-    // to do; a serverName repair is not offered on a VM restore at all.
+    // What can run first (the findings' reclaims, one per -orig PVC, then restoring the
+    // finished restore again under a new name), then what has nothing to do; a serverName
+    // repair is not offered on a VM restore at all.
     assert_eq!(
         kinds,
         vec![
             ActionKind::ReclaimOrig,
             ActionKind::ReclaimOrig,
+            ActionKind::RestartRestore,
             ActionKind::ResumeRename,
             ActionKind::ResumeRelease
         ]

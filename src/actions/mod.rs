@@ -11,6 +11,7 @@ pub mod ops;
 pub mod plan;
 mod plan_rename;
 mod plan_repairs;
+mod plan_restart;
 pub mod rbac;
 mod usage;
 mod write;
@@ -67,6 +68,14 @@ pub const ACTIONS: &[ActionSpec] = &[
         on_restore: true,
         on_pvc: false,
         dangerous: false,
+    },
+    ActionSpec {
+        kind: ActionKind::RestartRestore,
+        title: "Restore again under a new name",
+        summary: "create a new RestoreJob with the same spec under a fresh name whose -orig names are free and whose hash collides with no running restore, once the old one has finished and preflight of the new one is clean",
+        on_restore: true,
+        on_pvc: false,
+        dangerous: true,
     },
 ];
 

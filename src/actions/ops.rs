@@ -60,6 +60,14 @@ pub enum Op {
     },
     /// `spec.suspend=false` (merge patch, resourceVersion).
     ResumeRelease { namespace: String, name: String },
+    /// Create a RestoreJob (`restart-restore`): the old one's spec under a fresh name, marked
+    /// with the old one's UID.
+    CreateRestoreJob {
+        namespace: String,
+        name: String,
+        restarted_from: String,
+        spec: serde_json::Value,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,13 +101,16 @@ impl Op {
             Op::ResumeRelease { namespace, name } => {
                 ObjRef::new(Kind::HelmRelease, namespace, name)
             }
+            Op::CreateRestoreJob {
+                namespace, name, ..
+            } => ObjRef::new(Kind::RestoreJob, namespace, name),
         }
     }
 
     /// The RBAC verb the write needs.
     pub fn verb(&self) -> &'static str {
         match self {
-            Op::CreateOrigPvc { .. } => "create",
+            Op::CreateOrigPvc { .. } | Op::CreateRestoreJob { .. } => "create",
             Op::DeletePvc { .. } => "delete",
             _ => "patch",
         }
@@ -196,6 +207,9 @@ impl Op {
             Op::ResumeRelease { namespace, name } => {
                 format!("resume HelmRelease {namespace}/{name} (spec.suspend=false)")
             }
+            Op::CreateRestoreJob {
+                namespace, name, ..
+            } => format!("create RestoreJob {namespace}/{name} with the same spec"),
         }
     }
 
@@ -206,7 +220,9 @@ impl Op {
             | Op::SetClaimRef { .. }
             | Op::AnnotatePvc { .. }
             | Op::ResumeRelease { .. } => "resourceVersion of a fresh read".into(),
-            Op::CreateOrigPvc { .. } => "name must not exist (409 AlreadyExists otherwise)".into(),
+            Op::CreateOrigPvc { .. } | Op::CreateRestoreJob { .. } => {
+                "name must not exist (409 AlreadyExists otherwise)".into()
+            }
             Op::DeletePvc { uid, reason, .. } => match reason {
                 DeleteReason::RenameOriginal => {
                     format!("UID {uid}, and the PV's claimRef still names that UID")
@@ -233,6 +249,7 @@ impl Op {
             Op::SetClaimRef { .. } => "binds the kept PV to the -orig PVC so it is never Released and reclaimed".into(),
             Op::SetServerName { .. } => "the new Cluster archives under a fresh prefix, so the WAL archive check passes and the old backups stay intact".into(),
             Op::ResumeRelease { .. } => "Flux reconciles the application again".into(),
+            Op::CreateRestoreJob { .. } => "a fresh name: its -orig names are free and no running restore shares its hash, so the controller keeps every disk and finds no predecessor's Velero Restore".into(),
         }
     }
 }

@@ -150,6 +150,7 @@ pub fn plan(snap: &Snapshot, req: &ActionRequest) -> Result<Plan, Refusal> {
         ActionKind::ReclaimOrig => super::plan_repairs::plan_reclaim(snap, req, &mut p),
         ActionKind::FixServername => super::plan_repairs::plan_servername(snap, req, &mut p),
         ActionKind::ResumeRelease => super::plan_repairs::plan_release(snap, req, &mut p),
+        ActionKind::RestartRestore => super::plan_restart::plan_restart(snap, req, &mut p),
     };
     if let Err(mut r) = planned {
         r.reads = std::mem::take(&mut p.reads);

@@ -103,6 +103,17 @@ async fn merge(
         .map_err(|e| classify(op, e))
 }
 
+/// A create: the name must not exist yet (409 AlreadyExists is a conflict: re-read).
+async fn create(client: &kube::Client, op: &Op, body: Value) -> Result<(), WriteError> {
+    let obj: DynamicObject =
+        serde_json::from_value(body).map_err(|e| WriteError::Other(e.to_string()))?;
+    api_for(client, &op.target())
+        .create(&PostParams::default(), &obj)
+        .await
+        .map(|_| ())
+        .map_err(|e| classify(op, e))
+}
+
 pub(super) async fn apply(
     client: &kube::Client,
     fresh: &Snapshot,
@@ -176,13 +187,22 @@ pub(super) async fn apply(
                 "metadata": {"name": name, "namespace": namespace, "annotations": ann},
                 "spec": spec,
             });
-            let obj: DynamicObject =
-                serde_json::from_value(body).map_err(|e| WriteError::Other(e.to_string()))?;
-            api_for(client, &target)
-                .create(&PostParams::default(), &obj)
-                .await
-                .map(|_| ())
-                .map_err(|e| classify(op, e))
+            create(client, op, body).await
+        }
+        Op::CreateRestoreJob {
+            namespace,
+            name,
+            restarted_from,
+            spec,
+        } => {
+            let body = json!({
+                "apiVersion": Kind::RestoreJob.info().api_version(),
+                "kind": "RestoreJob",
+                "metadata": {"name": name, "namespace": namespace,
+                    "annotations": {crate::model::names::ANN_RESTARTED_FROM: restarted_from}},
+                "spec": spec,
+            });
+            create(client, op, body).await
         }
         Op::DeletePvc { uid, reason, .. } => {
             super::guard::delete_guard(client, &target, uid, *reason).await?;

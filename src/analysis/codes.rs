@@ -106,6 +106,7 @@ pub enum ActionKind {
     ReclaimOrig,
     FixServername,
     ResumeRelease,
+    RestartRestore,
 }
 
 impl ActionKind {
@@ -114,6 +115,7 @@ impl ActionKind {
         ActionKind::ReclaimOrig,
         ActionKind::FixServername,
         ActionKind::ResumeRelease,
+        ActionKind::RestartRestore,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -122,6 +124,7 @@ impl ActionKind {
             ActionKind::ReclaimOrig => "reclaim-orig",
             ActionKind::FixServername => "fix-servername",
             ActionKind::ResumeRelease => "resume-release",
+            ActionKind::RestartRestore => "restart-restore",
         }
     }
 

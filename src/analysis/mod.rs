@@ -6,6 +6,7 @@ mod bind_wait;
 pub mod clock;
 pub mod codes;
 pub(crate) mod common;
+pub mod controller;
 pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
@@ -13,6 +14,7 @@ mod global;
 pub mod history;
 mod orig;
 pub(crate) mod postgres;
+pub mod preflight;
 pub mod report;
 mod vm;
 mod vm_findings;
@@ -355,6 +357,7 @@ pub fn assemble<'p>(
         restores,
         findings,
         orig_pvcs,
+        controller: controller::of_snapshot(snap),
     }
 }
 

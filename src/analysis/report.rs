@@ -397,6 +397,8 @@ pub struct Report {
     pub findings: Vec<std::sync::Arc<Finding>>,
     /// Shared like the restores: a namespace's -orig PVCs are reused until it changes.
     pub orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
+    /// Whether the backup controller has the fixes of report 000, from the objects' evidence.
+    pub controller: super::controller::ControllerGeneration,
 }
 
 impl Report {

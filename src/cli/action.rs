@@ -12,22 +12,26 @@ use clap::{ArgGroup, Args};
 use crate::{say as println, say_err as eprintln};
 
 #[derive(Debug, Clone, Args)]
-#[command(group(ArgGroup::new("target").required(true).args(["restore", "pvc"])))]
+#[command(group(ArgGroup::new("target").required(true).args(["restore", "pvc", "restore_job"])))]
 #[command(
     after_help = "Actions:\n  resume-rename   keep a disk as <pvc>-orig-<hash>, or finish a rename the controller left half done\n  \
 reclaim-orig    set the PV's reclaim policy back, then delete an -orig PVC\n  fix-servername  set the Cluster's archive serverName to the app's newServerName\n  \
-resume-release  resume HelmReleases a finished restore left suspended\n\n\
+resume-release  resume HelmReleases a finished restore left suspended\n  \
+restart-restore restore again under a new RestoreJob name (free -orig names, no hash collision, clean preflight)\n\n\
 Exit status: 0 done (or, without --yes, plan shown), 1 refused or stopped (or the PV controller had not\n\
 bound the -orig PVC when the bounded wait ended), 2 bad usage or cluster unreachable.\n\
 Every write is recorded in $XDG_STATE_HOME/restorewatch/audit.jsonl and as an Event on the RestoreJob."
 )]
 pub struct ActionArgs {
-    /// resume-rename | reclaim-orig | fix-servername | resume-release
+    /// resume-rename | reclaim-orig | fix-servername | resume-release | restart-restore
     #[arg(value_parser = parse_action)]
     pub name: ActionKind,
     /// The RestoreJob, as NAMESPACE/NAME
     #[arg(long, value_name = "NS/NAME")]
     pub restore: Option<String>,
+    /// The RestoreJob, as NAMESPACE/NAME (the same as --restore)
+    #[arg(value_name = "NS/NAME", conflicts_with_all = ["restore", "pvc"])]
+    pub restore_job: Option<String>,
     /// The PVC, as NAMESPACE/NAME (reclaim-orig: the -orig PVC, repeatable to reclaim several in
     /// turn, each by its own plan; resume-rename: a disk or its -orig PVC)
     #[arg(long, value_name = "NS/NAME")]
@@ -83,7 +87,8 @@ pub fn print_plan(p: &Plan) {
 }
 
 pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
-    let targets: Result<Vec<Target>, String> = match (&args.restore, &args.pvc[..]) {
+    let restore = args.restore.as_ref().or(args.restore_job.as_ref());
+    let targets: Result<Vec<Target>, String> = match (restore, &args.pvc[..]) {
         (Some(r), _) => Target::parse("restore", r).map(|t| vec![t]),
         (_, [one]) => Target::parse("pvc", one).map(|t| vec![t]),
         (_, many @ [_, _, ..]) if args.name != ActionKind::ReclaimOrig => Err(format!(
@@ -107,12 +112,9 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let conn = match crate::cluster::client::connect(&args.cluster).await {
+    let conn = match super::common::connect_or_exit(&args.cluster).await {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("restorewatch: {e:#}");
-            return Ok(exit::USAGE);
-        }
+        Err(code) => return Ok(code),
     };
     // Several PVCs: each in turn, exactly as alone; the worst result is the exit status.
     let mut status = exit::OK;

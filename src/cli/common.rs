@@ -94,6 +94,16 @@ impl From<ClusterArgs> for ConnectOptions {
     }
 }
 
+/// Connects as the command line says, or says why not on stderr and gives the usage exit code.
+pub async fn connect_or_exit(
+    args: &ClusterArgs,
+) -> Result<crate::cluster::client::Connection, i32> {
+    crate::cluster::client::connect(args).await.map_err(|e| {
+        crate::say_err!("restorewatch: {e:#}");
+        super::exit::USAGE
+    })
+}
+
 /// kubectl's `--request-timeout` forms: `30s`, `2m`, `1h`, `500ms`, or a bare number of
 /// seconds; `0` means no timeout.
 pub fn parse_timeout(s: &str) -> Result<Duration, String> {

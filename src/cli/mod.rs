@@ -7,6 +7,7 @@ pub mod common;
 pub mod completions;
 pub mod demo;
 pub mod output;
+pub mod preflight;
 pub mod tui;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,9 @@ pub enum Command {
     Serve(crate::serve::ServeArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
+    /// Before a restore: predict what the backup controller will do with a RestoreJob and what
+    /// would go wrong, from a fresh read of the cluster
+    Preflight(preflight::PreflightArgs),
     /// Measure the live dashboard on emulated clusters of N objects, next to kubectl
     Bench(crate::bench::BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)

@@ -10,6 +10,8 @@ use std::io::IsTerminal;
 struct JsonReport<'a> {
     restores: Vec<JsonRestore<'a>>,
     findings: Vec<&'a Finding>,
+    /// The backup controller's generation and the evidence for it.
+    controller: &'a crate::analysis::controller::ControllerGeneration,
 }
 
 #[derive(Serialize)]
@@ -44,6 +46,7 @@ pub fn json(report: &Report) -> String {
             })
             .collect(),
         findings: report.findings.iter().map(|f| &**f).collect(),
+        controller: &report.controller,
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

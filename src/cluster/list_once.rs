@@ -152,7 +152,7 @@ pub async fn list_with(
     })
 }
 
-async fn list_kind(
+pub(crate) async fn list_kind(
     conn: &Connection,
     info: &'static KindInfo,
     namespace: Option<&str>,

@@ -8,6 +8,7 @@ pub mod input;
 pub mod json_stream;
 pub mod list_once;
 pub mod live;
+pub mod restore_scope;
 pub mod static_source;
 pub mod watch_log;
 pub mod yaml_stream;

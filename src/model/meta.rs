@@ -36,6 +36,10 @@ pub struct Meta {
     pub last_change: Option<Timestamp>,
     /// Who wrote the object, from its `managedFields` (which are not kept themselves).
     pub managed: Vec<super::history::ManagedEntry>,
+    /// Which manager wrote each of the annotations restorewatch reads (`READ_ANNOTATIONS`),
+    /// from `managedFields`: the summary above stops at `metadata.annotations`, where the PV
+    /// controller's own annotations would hide whose a given key is.
+    pub annotation_writers: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)>,
     /// The latest field changes the live watch delivered, oldest first, bounded
     /// (`history::CHANGES_PER_OBJECT`). Empty for objects read from files.
     pub changes: Vec<super::history::FieldChange>,
@@ -94,8 +98,18 @@ impl Meta {
             owners,
             last_change,
             managed: super::history::managed_summary(v),
+            annotation_writers: annotation_writers(v),
             changes: Vec::new(),
         })
+    }
+
+    /// The manager that wrote annotation `key` (one of `READ_ANNOTATIONS`), when managedFields
+    /// say.
+    pub fn annotation_writer(&self, key: &str) -> Option<&str> {
+        self.annotation_writers
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, m)| &**m)
     }
 
     pub fn controller_owner(&self) -> Option<&OwnerRef> {
@@ -116,6 +130,30 @@ impl Meta {
         );
         self.annotations.get(key)
     }
+}
+
+fn annotation_writers(v: &Value) -> Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> {
+    let mut out = Vec::new();
+    for entry in array_at(v, &["metadata", "managedFields"]) {
+        let Some(manager) = opt_str(entry, &["manager"]).filter(|m| !m.is_empty()) else {
+            continue;
+        };
+        let Some(keys) = entry
+            .pointer("/fieldsV1/f:metadata/f:annotations")
+            .and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for k in keys.keys().filter_map(|k| k.strip_prefix("f:")) {
+            if let Some(read) = READ_ANNOTATIONS.iter().find(|r| **r == k) {
+                out.push((
+                    super::history::shared(read),
+                    super::history::shared(&manager),
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

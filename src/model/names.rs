@@ -8,6 +8,9 @@ use sha2::{Digest, Sha256};
 pub const ANN_RESTORE_JOB_UID: &str = "backups.cozystack.io/restore-job-uid";
 /// Annotation recording a PV's reclaim policy from before the rename switched it to `Retain`.
 pub const ANN_ORIGINAL_RECLAIM_POLICY: &str = "backups.cozystack.io/original-reclaim-policy";
+/// Annotation restorewatch's `restart-restore` puts on the RestoreJob it creates: the UID of the
+/// RestoreJob it restarts, so that a rerun finds the restart done instead of making another.
+pub const ANN_RESTARTED_FROM: &str = "restorewatch.io/restarted-from";
 /// Labels the controller puts on objects it creates for a RestoreJob. Their VALUES are the
 /// RestoreJob's name and namespace, despite the key's wording.
 pub const LABEL_OWNED_BY_NAME: &str = "backups.cozystack.io/owned-by.BackupJobName";
@@ -32,6 +35,7 @@ pub const READ_ANNOTATIONS: &[&str] = &[
     ANN_RESTORE_JOB_UID,
     ANN_ORIGINAL_RECLAIM_POLICY,
     ANN_BENCH_SEQ,
+    ANN_RESTARTED_FROM,
 ];
 pub const BARMAN_PLUGIN: &str = "barman-cloud.cloudnative-pg.io";
 pub const VELERO_NAMESPACE: &str = "cozy-velero";

@@ -312,6 +312,7 @@ pub fn encode_frame(frame: Option<&Frame>, now: Timestamp, ex: &Exposition) -> S
         register_restores(&mut reg, &frame.report);
         register_watches(&mut reg, &frame.snapshot, now);
         register_orig(&mut reg, &frame.report);
+        super::controller_metric::register(&mut reg, &frame.report);
     }
     let mut out = String::new();
     // Writing into a String cannot fail; an encoder error would only mean a bug in a label.

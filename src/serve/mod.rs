@@ -2,6 +2,7 @@
 //! Read-only by construction: it holds no action backend and its endpoints only read frames.
 
 pub mod bodies;
+mod controller_metric;
 pub mod http;
 pub mod metrics;
 pub mod readiness;

@@ -631,6 +631,7 @@ pub fn findings() -> Vec<Finding> {
 
 pub fn report() -> Report {
     Report {
+        controller: Default::default(),
         now: Some(now()),
         valid_until: None,
         restores: vec![

@@ -105,7 +105,7 @@ fn draw_menu(f: &mut Frame, t: &Theme, m: &Menu) {
                 format!("{} {} ", i + 1, if sel { "▶" } else { " " }),
                 if sel { t.selected() } else { t.key() },
             ),
-            Span::styled(format!("{:<15}", e.choice.action.as_str()), base),
+            Span::styled(format!("{:<16}", e.choice.action.as_str()), base),
         ];
         if wide {
             spans.push(Span::styled(format!("{:<30} ", spec.title), base));

@@ -64,6 +64,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         ));
     }
     let left_w = area.width.saturating_sub(right_w + 1);
+    if let Some(frame) = &app.shown {
+        left.push(Span::styled(" │ ", t.text_dim()));
+        let room = usize::from(left_w).saturating_sub(Line::from(left.clone()).width());
+        left.push(controller_span(app, &frame.report.controller, room));
+    }
     f.render_widget(
         Paragraph::new(Line::from(left)),
         Rect::new(area.x, area.y, left_w, 1),
@@ -80,6 +85,35 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Rect::new(area.x, area.y + 1, area.width, 1),
         );
     }
+}
+
+/// `controller: guarded (evidence: …)`: what a taken `-orig` name leads to depends on it. The
+/// longest form that fits in `room` columns: the evidence goes first, the verdict last.
+fn controller_span(
+    app: &App,
+    g: &crate::analysis::controller::ControllerGeneration,
+    room: usize,
+) -> Span<'static> {
+    use crate::analysis::controller::Generation;
+    let t = app.theme();
+    let style = match g.generation {
+        Generation::Guarded => t.text_ok(),
+        Generation::Unguarded => t.text_warning(),
+        Generation::Unknown => t.text_dim(),
+    };
+    let verdict = g.generation.as_str();
+    let forms = [
+        format!("controller: {}", g.summary()),
+        format!("controller: {verdict}"),
+        format!("ctl: {verdict}"),
+    ];
+    let start = usize::from(g.generation == Generation::Unknown);
+    let text = forms[start..]
+        .iter()
+        .find(|f| f.chars().count() <= room)
+        .unwrap_or(&forms[2])
+        .clone();
+    Span::styled(crate::text::one_line_owned(text), style)
 }
 
 /// `PVC✓ PV✓ DV✗403 VMI…`: troubles first, so a narrow terminal still shows them.

@@ -1,0 +1,304 @@
+//! Which backup controller the cluster runs, told from evidence only: whether it has the fixes
+//! of report 000 (a foreign `-orig` name fails the RestoreJob; `-orig` PVCs carry the
+//! RestoreJob's UID; the PV's policy is recorded) changes what a state means. No evidence, or
+//! evidence both ways with the old kind newest, is `unknown`, never a guess.
+
+use crate::model::history::ManagedEntry;
+use crate::model::names::{
+    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, parse_orig_name, short_hash,
+};
+use crate::model::objects::RjPhase;
+use crate::model::snapshot::{ORIG_TERM, Snapshot};
+use jiff::Timestamp;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generation {
+    /// Has the fixes: refuses a foreign `-orig` name, annotates, records the policy.
+    Guarded,
+    /// Before the fixes: a taken `-orig` name is silently skipped.
+    Unguarded,
+    #[default]
+    Unknown,
+}
+
+impl Generation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Generation::Guarded => "guarded",
+            Generation::Unguarded => "unguarded",
+            Generation::Unknown => "unknown",
+        }
+    }
+}
+
+/// One fact pointing at a generation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub says: Generation,
+    pub what: String,
+    /// When the fact came about (a creation, a failure); `None` for "now" (the running image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Timestamp>,
+}
+
+impl Evidence {
+    /// A fact about the controller as it runs now (no time of its own).
+    pub fn now(says: Generation, what: impl Into<String>) -> Evidence {
+        Evidence {
+            says,
+            what: what.into(),
+            at: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ControllerGeneration {
+    pub generation: Generation,
+    pub evidence: Vec<Evidence>,
+}
+
+/// The last release known to run the controller before the fixes (report 000's lab ran it with
+/// the bug). Which release first carries them is not recorded, so a newer tag proves nothing.
+const LAST_UNGUARDED: (u64, u64, u64) = (1, 6, 3);
+
+/// Writers whose writes say nothing about the backup controller: people (kubectl),
+/// restorewatch, and the PV controller (which binds and annotates every claim).
+fn says_nothing(manager: &str) -> bool {
+    manager.is_empty()
+        || manager.starts_with("kubectl")
+        || manager == "restorewatch"
+        || manager == "kube-controller-manager"
+}
+
+/// The first writer of a field under `prefix` that is not one of `says_nothing`.
+fn written_by_controller(managed: &[ManagedEntry], prefix: &str) -> Option<String> {
+    managed
+        .iter()
+        .filter(|m| m.fields.iter().any(|f| f.starts_with(prefix)))
+        .map(|m| m.manager.to_string())
+        .find(|m| !says_nothing(m))
+}
+
+/// Who wrote annotation `key` of an object, when it was not one of `says_nothing`.
+fn annotated_by_controller(meta: &crate::model::Meta, key: &str) -> Option<String> {
+    meta.annotation_writer(key)
+        .filter(|m| !says_nothing(m))
+        .map(str::to_string)
+}
+
+/// The evidence the objects give.
+pub fn evidence(snap: &Snapshot) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    for pvc in snap.pvcs.by_term(ORIG_TERM) {
+        let Some((_, hash)) = parse_orig_name(&pvc.meta.name) else {
+            continue;
+        };
+        let name = format!("{}/{}", pvc.meta.namespace, pvc.meta.name);
+        if pvc.meta.annotation(ANN_RESTORE_JOB_UID).is_some() {
+            // restorewatch's own rename writes the same annotation: only a controller's write counts.
+            if let Some(m) = annotated_by_controller(&pvc.meta, ANN_RESTORE_JOB_UID) {
+                out.push(Evidence {
+                    says: Generation::Guarded,
+                    what: format!("-orig PVC {name} carries restore-job-uid (written by {m})"),
+                    at: pvc.meta.created,
+                });
+            }
+            continue;
+        }
+        // No annotation: the controller that made it did not write one, if a RestoreJob of the
+        // matching hash existed when it was made and a controller (not a person) created it.
+        let made_for = snap
+            .restore_jobs
+            .in_namespace(&pvc.meta.namespace)
+            .filter(|rj| short_hash(&rj.meta.name) == hash)
+            .find(|rj| matches!((rj.meta.created, pvc.meta.created), (Some(r), Some(p)) if r <= p));
+        if let (Some(rj), Some(m)) = (made_for, written_by_controller(&pvc.meta.managed, "spec")) {
+            out.push(Evidence {
+                says: Generation::Unguarded,
+                what: format!(
+                    "-orig PVC {name}, made by {m} for RestoreJob {}, has no restore-job-uid",
+                    rj.meta.name
+                ),
+                at: pvc.meta.created,
+            });
+        }
+    }
+    for pv in snap.pvs.by_term(ORIG_TERM) {
+        if pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none() {
+            continue;
+        }
+        if let Some(m) = annotated_by_controller(&pv.meta, ANN_ORIGINAL_RECLAIM_POLICY) {
+            let at = pv
+                .meta
+                .managed
+                .iter()
+                .filter(|e| *e.manager == *m)
+                .filter_map(|e| e.time)
+                .max();
+            out.push(Evidence {
+                says: Generation::Guarded,
+                what: format!(
+                    "PV {} carries original-reclaim-policy (written by {m})",
+                    pv.meta.name
+                ),
+                at,
+            });
+        }
+    }
+    for rj in snap.restore_jobs.iter() {
+        if rj.phase != RjPhase::Failed {
+            continue;
+        }
+        let Some(msg) = rj.message.as_deref() else {
+            continue;
+        };
+        let named = msg
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+            .find(|w| parse_orig_name(w.trim_matches('.')).is_some());
+        if let Some(pvc) = named {
+            out.push(Evidence {
+                says: Generation::Guarded,
+                what: format!(
+                    "RestoreJob {}/{} failed naming -orig PVC {} (only the fixed controller refuses a taken name)",
+                    rj.meta.namespace,
+                    rj.meta.name,
+                    pvc.trim_matches('.')
+                ),
+                at: rj.completed_at.known().copied().or(rj.meta.created),
+            });
+        }
+    }
+    out
+}
+
+/// What the backup controller's image tag says: only a release up to the last one known
+/// without the fixes is evidence (unguarded); a newer or unparsable tag says nothing.
+pub fn image_evidence(image: &str) -> Option<Evidence> {
+    // `registry:5000/name:tag@sha256:...`: the tag is after the last `:` of the last path part.
+    let reference = image.split('@').next().unwrap_or(image);
+    let last = reference.rsplit('/').next().unwrap_or(reference);
+    let tag = last.rsplit_once(':').map(|(_, t)| t)?;
+    let mut parts = tag.trim_start_matches('v').splitn(3, '.');
+    let mut num = || -> Option<u64> {
+        let p = parts.next()?;
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        // A pre-release or build suffix (`1.6.3-rc1`) is not the release: no evidence.
+        (digits.len() == p.len()).then(|| digits.parse().ok())?
+    };
+    let version = (num()?, num()?, num()?);
+    (version <= LAST_UNGUARDED).then(|| {
+        Evidence::now(
+            Generation::Unguarded,
+            format!(
+                "backup controller image {image}: v{}.{}.{} predates the fixes (v1.6.3 still had the bug)",
+                version.0, version.1, version.2
+            ),
+        )
+    })
+}
+
+/// The verdict: the newest evidence decides (an upgrade turns an old cluster guarded); a
+/// running image counts as now. Old-controller evidence newer than fixed-controller evidence
+/// (a downgrade, or a copy made by hand) leaves it unknown.
+pub fn judge(mut evidence: Vec<Evidence>) -> ControllerGeneration {
+    evidence.sort_by(|a, b| {
+        let key = |e: &Evidence| (e.at.is_none(), e.at);
+        key(b).cmp(&key(a)).then_with(|| a.what.cmp(&b.what))
+    });
+    evidence.dedup();
+    let newest = |g: Generation| {
+        evidence
+            .iter()
+            .find(|e| e.says == g)
+            .map(|e| (e.at.is_none(), e.at))
+    };
+    let generation = match (newest(Generation::Guarded), newest(Generation::Unguarded)) {
+        (None, None) => Generation::Unknown,
+        (Some(_), None) => Generation::Guarded,
+        (None, Some(_)) => Generation::Unguarded,
+        (Some(g), Some(u)) if g > u => Generation::Guarded,
+        // The running image is the controller now, whatever older objects say.
+        (Some(_), Some((true, _))) => Generation::Unguarded,
+        (Some(_), Some(_)) => Generation::Unknown,
+    };
+    ControllerGeneration {
+        generation,
+        evidence,
+    }
+}
+
+/// The generation the objects of a snapshot show.
+pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
+    judge(evidence(snap))
+}
+
+impl ControllerGeneration {
+    /// Adds the running image's evidence, when there is any.
+    pub fn with_image(self, image: Option<&str>) -> ControllerGeneration {
+        let mut ev = self.evidence;
+        ev.extend(image.and_then(image_evidence));
+        judge(ev)
+    }
+
+    /// `guarded (evidence: …)`, `unguarded (…)`, `unknown`: one line for headers.
+    pub fn summary(&self) -> String {
+        match self.evidence.iter().find(|e| e.says == self.generation) {
+            Some(e) if self.generation != Generation::Unknown => {
+                let more = self.evidence.len() - 1;
+                let more = if more > 0 {
+                    format!(" +{more} more")
+                } else {
+                    String::new()
+                };
+                format!("{} (evidence: {}{more})", self.generation.as_str(), e.what)
+            }
+            _ if self.evidence.is_empty() => "unknown (no evidence yet)".into(),
+            _ => "unknown (conflicting evidence)".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(says: Generation, at: Option<&str>) -> Evidence {
+        Evidence {
+            says,
+            what: format!("{says:?}"),
+            at: at.map(|t| t.parse().expect("time")),
+        }
+    }
+
+    #[test]
+    fn image_tags_up_to_the_last_unguarded_release_are_evidence() {
+        assert!(image_evidence("ghcr.io/cozystack/backup-controller:v1.6.3").is_some());
+        assert!(image_evidence("ghcr.io/cozystack/backup-controller:v1.5.0@sha256:ab").is_some());
+        assert!(image_evidence("registry:5000/backup-controller:v1.6.4").is_none());
+        assert!(image_evidence("ghcr.io/cozystack/backup-controller:latest").is_none());
+        assert!(image_evidence("ghcr.io/cozystack/backup-controller:v1.6.3-rc1").is_none());
+        assert!(image_evidence("backup-controller").is_none());
+    }
+
+    #[test]
+    fn the_newest_evidence_decides_and_a_downgrade_is_unknown() {
+        let g = Generation::Guarded;
+        let u = Generation::Unguarded;
+        assert_eq!(judge(vec![]).generation, Generation::Unknown);
+        let upgraded = judge(vec![
+            ev(u, Some("2026-01-01T00:00:00Z")),
+            ev(g, Some("2026-06-01T00:00:00Z")),
+        ]);
+        assert_eq!(upgraded.generation, g);
+        let odd = judge(vec![
+            ev(g, Some("2026-01-01T00:00:00Z")),
+            ev(u, Some("2026-06-01T00:00:00Z")),
+        ]);
+        assert_eq!(odd.generation, Generation::Unknown);
+        let image = judge(vec![ev(g, Some("2026-06-01T00:00:00Z")), ev(u, None)]);
+        assert_eq!(image.generation, u);
+    }
+}

@@ -1,0 +1,221 @@
+//! `restorewatch preflight`: before a RestoreJob is applied, read the cluster fresh and predict
+//! what the backup controller will do with it and what would go wrong. Exit 0 nothing found that
+//! loses or hides data, 1 something would, 2 cannot tell.
+
+use super::check::Format;
+use super::common::ClusterArgs;
+use super::exit;
+use crate::analysis::controller;
+use crate::analysis::preflight::{OrigState, Preflight, preflight};
+use crate::cluster::files::load_bytes;
+use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
+use crate::cluster::list_once::Retry;
+use crate::cluster::restore_scope::{ControllerImage, backup_controller_image, read_restore_scope};
+use crate::model::objects::RestoreJob;
+use crate::model::{AnyObject, Obj, parse_object};
+use crate::{say as println, say_err as eprintln};
+use clap::{ArgGroup, Args};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["filename", "app"])))]
+#[command(
+    after_help = "Exit status: 0 nothing found that loses or hides data, 1 something would, 2 cannot tell (a kind\n\
+unreadable, the Backup missing) or bad usage.\n\n\
+Examples:\n  restorewatch preflight -f restore.yaml\n  \
+restorewatch preflight --app VMInstance/vm1 --backup vm1-backup --name restore-2 -n tenant-a -o json"
+)]
+pub struct PreflightArgs {
+    /// The RestoreJob manifest, as `kubectl apply -f` takes it (`-` reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filename: Option<PathBuf>,
+    /// The application to restore, as KIND/NAME (VMInstance/vm1, Postgres/orders)
+    #[arg(long, value_name = "KIND/NAME", requires_all = ["backup", "name"])]
+    pub app: Option<String>,
+    /// The Backup to restore from (with --app)
+    #[arg(long, value_name = "NAME")]
+    pub backup: Option<String>,
+    /// The name of the RestoreJob to create (with --app)
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// The RestoreJob manifest `--app/--backup/--name` stand for.
+pub fn manifest(
+    ns: &str,
+    name: &str,
+    app: &str,
+    backup: &str,
+) -> Result<serde_json::Value, String> {
+    let (kind, app_name) = app
+        .split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty())
+        .ok_or_else(|| format!("--app takes KIND/NAME (e.g. VMInstance/vm1), got {app:?}"))?;
+    Ok(json!({
+        "apiVersion": "backups.cozystack.io/v1alpha1",
+        "kind": "RestoreJob",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "backupRef": {"name": backup},
+            "targetApplicationRef": {"apiGroup": "apps.cozystack.io", "kind": kind, "name": app_name},
+        },
+    }))
+}
+
+/// The one RestoreJob of a manifest file, its namespace defaulted to `ns`.
+fn from_file(path: &std::path::Path, ns: Option<&str>) -> Result<Arc<Obj<RestoreJob>>, String> {
+    let (bytes, origin) = read_input(path, DEFAULT_MAX_INPUT).map_err(|e| e.to_string())?;
+    let loaded = load_bytes(&bytes, &origin);
+    if let Some(p) = loaded.problems.first() {
+        return Err(p.to_string());
+    }
+    let mut jobs: Vec<AnyObject> = loaded
+        .objects
+        .into_iter()
+        .filter(|o| matches!(o, AnyObject::RestoreJob(_)))
+        .collect();
+    if jobs.len() != 1 {
+        return Err(format!(
+            "{origin} holds {} RestoreJobs; preflight takes exactly one",
+            jobs.len()
+        ));
+    }
+    let mut job = jobs.remove(0);
+    if job.meta().namespace.is_empty() {
+        job.meta_mut().namespace = ns.unwrap_or("default").to_string();
+    }
+    match job {
+        AnyObject::RestoreJob(rj) => Ok(rj),
+        _ => Err("not a RestoreJob".into()),
+    }
+}
+
+/// The proposed RestoreJob, and the manifest to print when it was built from flags.
+fn proposed(args: &PreflightArgs) -> Result<(Arc<Obj<RestoreJob>>, Option<String>), String> {
+    if let Some(f) = &args.filename {
+        return Ok((from_file(f, args.cluster.namespace.as_deref())?, None));
+    }
+    let ns = args.cluster.namespace.as_deref().unwrap_or("default");
+    let (Some(app), Some(backup), Some(name)) = (&args.app, &args.backup, &args.name) else {
+        return Err("--app needs --backup and --name".into());
+    };
+    let v = manifest(ns, name, app, backup)?;
+    let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    match parse_object(v) {
+        Ok(AnyObject::RestoreJob(rj)) => Ok((rj, Some(text))),
+        _ => Err(format!("not a valid RestoreJob name: {name:?}")),
+    }
+}
+
+pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
+    let (rj, manifest) = match proposed(&args) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("restorewatch: {e}");
+            return Ok(exit::USAGE);
+        }
+    };
+    let conn = match super::common::connect_or_exit(&args.cluster).await {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let listed = match read_restore_scope(&conn, &rj.meta.namespace, Retry::default()).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("restorewatch: {e:#}");
+            return Ok(exit::USAGE);
+        }
+    };
+    let image = backup_controller_image(&conn).await;
+    let generation = controller::of_snapshot(&listed.snapshot).with_image(image.image());
+    let pf = preflight(&listed.snapshot, &rj, generation);
+    match args.output {
+        Format::Json => {
+            let mut doc = serde_json::to_value(&pf).unwrap_or_default();
+            doc["exitCode"] = json!(pf.exit_code());
+            if let Some(m) = &manifest {
+                doc["manifest"] = serde_json::from_str(m).unwrap_or_default();
+            }
+            super::output::emit(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            ));
+        }
+        Format::Text => print_text(&pf, &image, manifest.as_deref()),
+    }
+    Ok(pf.exit_code())
+}
+
+fn print_text(pf: &Preflight, image: &ControllerImage, manifest: Option<&str>) {
+    let target = pf.target.as_ref().map_or("no target".to_string(), |t| {
+        format!("{} {}", t.kind, t.name)
+    });
+    println!(
+        "preflight: RestoreJob {} ({target}, {}, {}{})",
+        pf.restore,
+        pf.driver.as_str(),
+        if pf.in_place {
+            "in place"
+        } else {
+            "into a copy"
+        },
+        if pf.exists { ", exists" } else { "" }
+    );
+    println!("controller: {}", pf.controller.summary());
+    if let ControllerImage::Unreadable(e) = image {
+        println!("  (the backup controller's Deployment could not be read: {e})");
+    }
+    if !pf.disks.is_empty() {
+        println!("disks:");
+    }
+    for d in &pf.disks {
+        let state = match &d.orig_state {
+            OrigState::Free => "free".to_string(),
+            OrigState::Ours => "already this RestoreJob's (resumes)".to_string(),
+            OrigState::Taken { by, .. } => format!("TAKEN by a PVC of {by}"),
+            OrigState::TooLong { length } => format!("too long ({length} characters)"),
+            OrigState::Unknown => "unknown".to_string(),
+        };
+        let keeps = match (&d.pv, &d.capacity) {
+            (Some(pv), cap) => format!(
+                "; keeps PV {pv} {} (class {}: {})",
+                cap.as_deref().unwrap_or("size unknown"),
+                d.storage_class.as_deref().unwrap_or("none"),
+                d.class_policy.as_deref().unwrap_or("policy unknown")
+            ),
+            (None, _) => String::new(),
+        };
+        println!("  {} -> {}: {state}{keeps}", d.disk, d.orig);
+    }
+    for p in &pf.predictions {
+        println!(
+            "{:<7} {}  {}",
+            p.severity.as_str().to_uppercase(),
+            p.code,
+            p.message
+        );
+        if !p.remedy.is_empty() {
+            println!("        remedy: {}", p.remedy);
+        }
+    }
+    for u in &pf.unknown {
+        println!("UNKNOWN {u}");
+    }
+    let verdict = match pf.exit_code() {
+        0 => "nothing found that would lose or hide data",
+        1 => "this restore would lose or hide data: see the errors above",
+        _ => "cannot tell: see what is unknown above",
+    };
+    println!("verdict: {verdict}");
+    if let Some(m) = manifest {
+        println!("manifest to apply (kubectl apply -f -):");
+        println!("{m}");
+    }
+}

@@ -1,0 +1,199 @@
+//! Which backup controller the cluster runs, told from evidence only, as `check -o json` reports
+//! it from the live emulator: each piece of evidence, and the near misses that are not evidence
+//! (a person's or restorewatch's own write, no objects at all).
+
+mod preflight_support;
+
+use preflight_support::*;
+use restorewatch::actions::execute::{Executor, plan_fresh};
+use restorewatch::actions::{ActionRequest, Target};
+use restorewatch::analysis::ActionKind;
+use serde_json::{Value, json};
+
+const RJ_UID: &str = "5c96b3b8-0000-4000-8000-000000000001";
+
+fn running_rj() -> Value {
+    let mut rj = live_rj("restore-test", "Running");
+    rj["metadata"]["uid"] = json!(RJ_UID);
+    rj
+}
+
+/// The `-orig` PVC of `restore-test`'s disk, made after it by `writer` (a field manager).
+fn orig_by(writer: &str, annotated: bool) -> Value {
+    let mut v = foreign_orig("vm-disk-data-orig-de3e", annotated.then_some(RJ_UID));
+    v["metadata"]["creationTimestamp"] = json!("2026-11-20T10:00:40Z");
+    v["x-writer"] = json!(writer);
+    v
+}
+
+async fn generation(objs: Vec<Value>) -> Value {
+    let sim = Cluster::start(objs).await;
+    let doc = sim.check().await;
+    sim.stop().await;
+    doc["controller"].clone()
+}
+
+#[tokio::test]
+async fn without_evidence_the_generation_is_unknown() {
+    let g = generation(vm_objects()).await;
+    assert_eq!(g["generation"], "unknown", "{g:#}");
+    assert_eq!(g["evidence"], json!([]));
+}
+
+#[tokio::test]
+async fn an_orig_pvc_the_controller_annotated_shows_a_guarded_controller_and_one_a_person_made_does_not()
+ {
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig_by("backup-controller", true)]);
+    let g = generation(objs).await;
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+    let what = g["evidence"][0]["what"].as_str().unwrap();
+    assert!(
+        what.contains(
+            "vm-disk-data-orig-de3e carries restore-job-uid (written by backup-controller)"
+        ),
+        "{what}"
+    );
+
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig_by("kubectl-create", true)]);
+    let g = generation(objs).await;
+    assert_eq!(
+        g["generation"], "unknown",
+        "a person's copy proves nothing: {g:#}"
+    );
+}
+
+#[tokio::test]
+async fn restorewatchs_own_rename_is_not_taken_for_the_controllers() {
+    let mut objs = vm_objects();
+    objs.push(running_rj());
+    let sim = Cluster::start(objs).await;
+    let client = sim.sim.client().expect("client");
+    let req = ActionRequest::new(
+        ActionKind::ResumeRename,
+        Target::Restore {
+            namespace: NS.into(),
+            name: "restore-test".into(),
+        },
+    );
+    let plan = plan_fresh(&client, &req)
+        .await
+        .expect("reads")
+        .expect("the rename is planned");
+    let ex = Executor {
+        client: client.clone(),
+        user: "test".into(),
+        context: "sim".into(),
+        audit: None,
+        events: false,
+        max_writes: None,
+        bind_wait: std::time::Duration::ZERO,
+    };
+    let outcome = ex.execute(&plan, |_| {}).await;
+    assert!(outcome.writes() >= 3, "the rename wrote: {outcome:?}");
+    let annotated = sim
+        .sim
+        .store()
+        .get(
+            restorewatch::model::Kind::PersistentVolumeClaim,
+            NS,
+            "vm-disk-data-orig-de3e",
+        )
+        .expect("the -orig PVC exists");
+    assert_eq!(
+        annotated["metadata"]["annotations"]["backups.cozystack.io/restore-job-uid"],
+        RJ_UID
+    );
+    let g = sim.check().await["controller"].clone();
+    assert_eq!(g["generation"], "unknown", "{g:#}");
+    sim.stop().await;
+}
+
+#[tokio::test]
+async fn a_recorded_reclaim_policy_written_by_the_controller_shows_a_guarded_controller() {
+    let mut objs = vm_objects();
+    let mut pv = objs[5].clone();
+    pv["metadata"]["name"] = json!("pv-kept");
+    pv["metadata"]["annotations"] =
+        json!({"backups.cozystack.io/original-reclaim-policy": "Delete"});
+    pv["spec"]["persistentVolumeReclaimPolicy"] = json!("Retain");
+    pv["spec"]["claimRef"]["name"] = json!("vm-disk-data-orig-de3e");
+    pv["x-writer"] = json!("backup-controller");
+    objs.push(pv);
+    let g = generation(objs).await;
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+    assert!(
+        g["evidence"][0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("PV pv-kept carries original-reclaim-policy"),
+        "{g:#}"
+    );
+}
+
+#[tokio::test]
+async fn a_restore_failed_on_a_taken_orig_name_shows_a_guarded_controller() {
+    let mut objs = vm_objects();
+    objs.push(failed_rj_naming("old-restore", "vm-disk-data-orig-1a2b"));
+    let g = generation(objs).await;
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+
+    // Near miss: a restore failed for another reason names no -orig PVC.
+    let mut objs = vm_objects();
+    let mut rj = failed_rj_naming("old-restore", "x");
+    rj["status"]["message"] = json!("Velero Restore failed with phase: PartiallyFailed");
+    objs.push(rj);
+    let g = generation(objs).await;
+    assert_eq!(g["generation"], "unknown", "{g:#}");
+}
+
+#[tokio::test]
+async fn an_orig_pvc_the_controller_made_without_the_uid_shows_an_unguarded_one_until_an_upgrade() {
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig_by("backup-controller", false)]);
+    let g = generation(objs.clone()).await;
+    assert_eq!(g["generation"], "unguarded", "{g:#}");
+    assert!(
+        g["evidence"][0]["what"].as_str().unwrap().contains(
+            "made by backup-controller for RestoreJob restore-test, has no restore-job-uid"
+        ),
+        "{g:#}"
+    );
+    // A later failure only the fixed controller makes: upgraded since.
+    let mut later = failed_rj_naming("new-restore", "vm-disk-data-orig-1a2b");
+    later["status"]["completedAt"] = json!("2026-11-25T10:00:00Z");
+    objs.push(later);
+    let g = generation(objs).await;
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+}
+
+#[tokio::test]
+async fn the_pv_controllers_annotations_beside_restorewatchs_are_not_the_controllers() {
+    // As a real server records an -orig PVC restorewatch made and the PV controller then bound:
+    // the UID annotation is restorewatch's, the PV controller owns its own annotation.
+    let mut orig = foreign_orig("vm-disk-data-orig-de3e", Some(RJ_UID));
+    orig["metadata"]["managedFields"] = json!([
+        {"manager": "restorewatch", "operation": "Update", "time": "2026-11-20T10:00:40Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {
+             "f:backups.cozystack.io/restore-job-uid": {}}}, "f:spec": {"f:volumeName": {}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "time": "2026-11-20T10:00:55Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {
+             "f:pv.kubernetes.io/bind-completed": {}}}}}
+    ]);
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig.clone()]);
+    let sim = Cluster::start_still(objs).await;
+    let g = sim.check().await["controller"].clone();
+    assert_eq!(g["generation"], "unknown", "{g:#}");
+    sim.stop().await;
+
+    // Near miss: the same PVC with the UID annotation written by the backup controller.
+    orig["metadata"]["managedFields"][0]["manager"] = json!("backup-controller");
+    let mut objs = vm_objects();
+    objs.extend([running_rj(), orig]);
+    let sim = Cluster::start_still(objs).await;
+    let g = sim.check().await["controller"].clone();
+    assert_eq!(g["generation"], "guarded", "{g:#}");
+    sim.stop().await;
+}
