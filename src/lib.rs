@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod document;
 pub mod logging;
 pub mod model;
 pub mod pipeline;

@@ -167,7 +167,7 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let snap = if args.snapshots.is_empty() {
-        match live_snapshot(&args).await {
+        match live_snapshot(&args.cluster, args.allow_partial).await {
             Ok(s) => s,
             Err(code) => return Ok(code),
         }
@@ -210,9 +210,12 @@ pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
 
 /// Lists the cluster once. Kinds that stay unreadable after retries stop the check (exit 2,
 /// naming them) unless `--allow-partial`.
-async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
+pub(super) async fn live_snapshot(
+    cluster: &ClusterArgs,
+    allow_partial: bool,
+) -> Result<Snapshot, i32> {
     use crate::cluster::list_once::{Retry, list_all};
-    let listed = match list_all(&args.cluster, Retry::default()).await {
+    let listed = match list_all(cluster, Retry::default()).await {
         Ok(l) => l,
         Err(e) => {
             crate::say_err!("restorewatch: {e:#}");
@@ -230,7 +233,7 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
             crate::say_err!("restorewatch: cannot list {}: {}", u.plural(), u.error);
         }
     }
-    if !args.allow_partial {
+    if !allow_partial {
         crate::say_err!(
             "restorewatch: could not read {} from context {} ({}); nothing was analysed, since \
              what is missing could hide or fake a finding. Run again, or pass --allow-partial \

@@ -7,6 +7,7 @@ pub mod common;
 pub mod completions;
 pub mod demo;
 pub mod output;
+pub mod report;
 pub mod tui;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Serve Prometheus metrics, health and the report over HTTP, headless and read-only
     Serve(crate::serve::ServeArgs),
+    /// The story of one restore as a Markdown (or JSON) document for the incident ticket
+    Report(report::ReportArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
     /// Measure the live dashboard on emulated clusters of N objects, next to kubectl
