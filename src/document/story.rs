@@ -139,10 +139,12 @@ pub fn build(
     let r = report.restore(id)?;
     let findings: Vec<Finding> = report.findings_for(id).cloned().collect();
     let disks = story_disks::disks(r);
-    let open = findings
+    let mut open: Vec<String> = findings
         .iter()
         .map(|f| f.code.as_str().to_string())
         .collect();
+    // Sorted by severity then code: one entry per code.
+    open.dedup();
     let context = match &snap.source {
         SourceInfo::Live { context, .. } => Some(context.as_str()),
         _ => None,
