@@ -457,3 +457,38 @@ async fn a_restore_repaired_through_restorewatch_shows_the_action_and_its_writes
     );
     sim.shutdown().await;
 }
+
+/// `e` on the restores list writes the selected restore's report to a private file under the
+/// reports folder (0600 in a 0700 folder it creates), says where in the status line, and the
+/// `?` help lists the key.
+#[cfg(unix)]
+#[test]
+fn the_dashboard_exports_the_selected_restores_report_with_one_key() {
+    use crossterm::event::KeyCode;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("state/reports");
+    let mut a = common::ui_data::app(120, 40);
+    a.opts.reports_dir = Some(reports.clone());
+    common::press(&mut a, KeyCode::Char('e'));
+    let status = a
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert!(
+        status.starts_with("report of tenant-a/restore-test written to "),
+        "{status}"
+    );
+    let file = std::path::PathBuf::from(status.rsplit(" written to ").next().unwrap_or(""));
+    assert!(file.starts_with(&reports), "{}", file.display());
+    let md = std::fs::read_to_string(&file).expect("the report file");
+    assert!(md.starts_with("# Restore `tenant-a/restore-test`"), "{md}");
+    assert!(md.contains("## Timeline"));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&reports), 0o700);
+    assert!(common::render(&a).contains(&status[..40]), "said on screen");
+    common::press(&mut a, KeyCode::Char('?'));
+    assert!(common::render(&a).contains("write the restore's report"));
+}

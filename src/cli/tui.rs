@@ -58,6 +58,7 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         connecting_to: None,
         context: None,
         contexts: Vec::new(),
+        reports_dir: None,
     })
 }
 
