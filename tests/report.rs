@@ -8,10 +8,9 @@
 mod actions_support;
 mod common;
 
-use restorewatch::analysis::{RestoreId, Settings};
+use restorewatch::analysis::RestoreId;
 use restorewatch::document::story::{self, FactSource, Sources, Story};
 use restorewatch::document::story_markdown;
-use restorewatch::pipeline::live::{LiveOptions, start};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use std::path::Path;
 use std::process::Command;
@@ -196,15 +195,7 @@ fn story_of(frame: &restorewatch::pipeline::Frame, name: &str) -> Option<Story> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn report_000_reads_the_failed_keep_the_deleted_disk_and_a_success_that_restored_nothing() {
     let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    let source = start(
-        sim.client().expect("client"),
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: Settings::default(),
-        },
-    );
+    let source = common::watch_everything(sim.client().expect("client"));
     let mut frames = source.frames.clone();
     common::wait_frame(
         &mut frames,
@@ -407,29 +398,27 @@ async fn a_restore_repaired_through_restorewatch_shows_the_action_and_its_writes
         .expect("task");
     let before = String::from_utf8_lossy(&before.stdout).into_owned();
     assert!(!before.contains("restorewatch `resume-rename`"), "{before}");
-    let out = bin(args(&[
+    let succeeded = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let act = [
         "action",
         "resume-rename",
         "--restore",
         "tenant-a/restore-test",
         "--yes",
-    ]))
-    .await
-    .expect("task");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ];
+    succeeded(bin(args(&act)).await.expect("task"));
+    let md = succeeded(
+        bin(args(&["report", "tenant-a/restore-test"]))
+            .await
+            .expect("task"),
     );
-    let out = bin(args(&["report", "tenant-a/restore-test"]))
-        .await
-        .expect("task");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8_lossy(&out.stdout).into_owned();
     let actions: Vec<&str> = md
         .lines()
         .filter(|l| {

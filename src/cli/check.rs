@@ -166,24 +166,16 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let snap = if args.snapshots.is_empty() {
-        match live_snapshot(&args.cluster, args.allow_partial).await {
-            Ok(s) => s,
-            Err(code) => return Ok(code),
-        }
-    } else {
-        match load_snapshot_limited(&args.snapshots, args.max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
-            Ok((snap, problems)) => {
-                for p in &problems {
-                    crate::say_err!("restorewatch: {p}");
-                }
-                snap
-            }
-            Err(e) => {
-                crate::say_err!("restorewatch: {e:#}");
-                return Ok(exit::USAGE);
-            }
-        }
+    let snap = match picture(
+        &args.cluster,
+        &args.snapshots,
+        args.max_input,
+        args.allow_partial,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
     };
     let settings = Settings {
         stall_after: args.stall_after,
@@ -199,6 +191,31 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     Ok(exit_status(&report, args.fail_on))
 }
 
+/// The picture a one-shot command works on: the `--snapshot` files (broken documents said on
+/// stderr), else one list of the live cluster; `Err` is the exit status, the reason said.
+pub(super) async fn picture(
+    cluster: &ClusterArgs,
+    snapshots: &[PathBuf],
+    max_input: Option<u64>,
+    allow_partial: bool,
+) -> Result<Snapshot, i32> {
+    if snapshots.is_empty() {
+        return live_snapshot(cluster, allow_partial).await;
+    }
+    match load_snapshot_limited(snapshots, max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
+        Ok((snap, problems)) => {
+            for p in &problems {
+                crate::say_err!("restorewatch: {p}");
+            }
+            Ok(snap)
+        }
+        Err(e) => {
+            crate::say_err!("restorewatch: {e:#}");
+            Err(exit::USAGE)
+        }
+    }
+}
+
 /// 1 when a finding reaches `--fail-on`. A stale finding (built on a kind that could not be
 /// read) does not count: it may describe a state that is not there.
 pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
@@ -210,10 +227,7 @@ pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
 
 /// Lists the cluster once. Kinds that stay unreadable after retries stop the check (exit 2,
 /// naming them) unless `--allow-partial`.
-pub(super) async fn live_snapshot(
-    cluster: &ClusterArgs,
-    allow_partial: bool,
-) -> Result<Snapshot, i32> {
+async fn live_snapshot(cluster: &ClusterArgs, allow_partial: bool) -> Result<Snapshot, i32> {
     use crate::cluster::list_once::{Retry, list_all};
     let listed = match list_all(cluster, Retry::default()).await {
         Ok(l) => l,

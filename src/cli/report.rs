@@ -1,11 +1,11 @@
 //! `restorewatch report NS/RESTOREJOB`: the story of one restore as a document for the incident
 //! ticket, from the live cluster or a dump.
 
-use super::check::{live_snapshot, load_snapshot_limited, parse_duration, parse_time};
+use super::check::{parse_duration, parse_time, picture};
 use super::common::ClusterArgs;
 use super::{exit, output};
 use crate::analysis::{self, RestoreId, Settings};
-use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size};
+use crate::cluster::input::parse_size;
 use crate::document::audit_record::{self, AuditRecord};
 use crate::document::story::{self, Sources};
 use crate::document::story_markdown;
@@ -95,25 +95,16 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let snap = if args.snapshots.is_empty() {
-        match live_snapshot(&args.cluster, args.allow_partial).await {
-            Ok(s) => s,
-            Err(code) => return Ok(code),
-        }
-    } else {
-        let max = args.max_input.unwrap_or(DEFAULT_MAX_INPUT);
-        match load_snapshot_limited(&args.snapshots, max) {
-            Ok((snap, problems)) => {
-                for p in &problems {
-                    crate::say_err!("restorewatch: {p}");
-                }
-                snap
-            }
-            Err(e) => {
-                crate::say_err!("restorewatch: {e:#}");
-                return Ok(exit::USAGE);
-            }
-        }
+    let snap = match picture(
+        &args.cluster,
+        &args.snapshots,
+        args.max_input,
+        args.allow_partial,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
     };
     let settings = Settings {
         stall_after: args.stall_after,

@@ -197,43 +197,45 @@ fn pv_row(out: &mut String, label: &str, p: Option<&PvStory>) {
     );
 }
 
+/// A chain row with only a name and a phase, or what its absence means.
+fn named_row(
+    out: &mut String,
+    label: &str,
+    name: Option<&str>,
+    phase: Option<&str>,
+    missing: &str,
+) {
+    let _ = match name {
+        Some(n) => writeln!(out, "| {label} | {} | | {} | |", code(n), opt(phase)),
+        None => writeln!(out, "| {label} | {missing} | | | |"),
+    };
+}
+
 fn disk(out: &mut String, d: &DiskStory) {
     let _ = writeln!(out, "## Disk {}\n", code(&d.disk));
     let _ = writeln!(
         out,
         "| | name | UID | phase | notes |\n|---|---|---|---|---|"
     );
-    match &d.data_volume {
-        Some(n) => {
-            let _ = writeln!(
-                out,
-                "| DataVolume | {} | | {} | |",
-                code(n),
-                opt(d.data_volume_phase.as_deref())
-            );
-        }
-        None => {
-            let _ = writeln!(out, "| DataVolume | gone | | | |");
-        }
-    }
+    named_row(
+        out,
+        "DataVolume",
+        d.data_volume.as_deref(),
+        d.data_volume_phase.as_deref(),
+        "gone",
+    );
     pvc_row(out, "PVC", d.pvc.as_ref(), "gone");
     pv_row(out, "PV", d.pv.as_ref());
     let orig_missing = format!("none ({} does not exist)", code(&d.orig_name));
     pvc_row(out, "-orig PVC", d.orig.as_ref(), &orig_missing);
     pv_row(out, "-orig PV", d.orig_pv.as_ref());
-    match &d.download {
-        Some(n) => {
-            let _ = writeln!(
-                out,
-                "| DataDownload | {} | | {} | |",
-                code(n),
-                opt(d.download_phase.as_deref())
-            );
-        }
-        None => {
-            let _ = writeln!(out, "| DataDownload | none | | | |");
-        }
-    }
+    named_row(
+        out,
+        "DataDownload",
+        d.download.as_deref(),
+        d.download_phase.as_deref(),
+        "none",
+    );
     out.push('\n');
     if let Some(o) = &d.orig_ownership {
         let _ = writeln!(out, "The `-orig` PVC is {}.\n", text(o));
