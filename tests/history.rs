@@ -260,7 +260,7 @@ async fn a_password_changed_live_never_shows_in_the_history() {
         })
         .expect("waited for it");
     assert_eq!(replicas, Some("an-operator"));
-    let json = restorewatch::cli::output::json(&f.report);
+    let json = restorewatch::document::check_json::json(&f.report);
     for secret in ["hunter2-before", "hunter2-after"] {
         assert!(!json.contains(secret), "{secret} in the report:\n{json}");
         assert!(

@@ -1,9 +1,9 @@
 //! `restorewatch check`: analyse once and report, for scripts and on-call dumps.
 
-use super::common::ClusterArgs;
 use super::exit;
 use super::output;
 use crate::analysis::{self, Report, Settings, Severity};
+use crate::args::{ClusterArgs, parse_duration, parse_time};
 use crate::cluster::files::{LoadProblem, load_bytes};
 use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size, read_input};
 use crate::cluster::{Snapshot, SourceInfo};
@@ -69,42 +69,6 @@ pub struct CheckArgs {
     /// Refuse a --snapshot file (or stdin) larger than this, e.g. 4GiB, 500MiB [default: 1GiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
     pub max_input: Option<u64>,
-}
-
-pub fn parse_time(s: &str) -> Result<Timestamp, String> {
-    s.parse::<Timestamp>()
-        .map_err(|e| format!("not an RFC3339 time ({e}), e.g. 2026-11-20T10:00:00Z"))
-}
-
-/// `90s`, `10m`, `1h30m`, `2d`.
-pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
-    let err = || format!("not a duration: {s:?} (e.g. 90s, 10m, 1h30m)");
-    let mut total = 0i64;
-    let mut num = String::new();
-    let mut any = false;
-    for c in s.trim().chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
-        }
-        let n: i64 = num.parse().map_err(|_| err())?;
-        num.clear();
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86400,
-            _ => return Err(err()),
-        };
-        total = total
-            .checked_add(n.checked_mul(unit).ok_or_else(err)?)
-            .ok_or_else(err)?;
-        any = true;
-    }
-    if !num.is_empty() || !any {
-        return Err(err());
-    }
-    Ok(SignedDuration::from_secs(total))
 }
 
 /// Reads the files (and stdin for `-`), reporting broken documents on stderr.
@@ -185,7 +149,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let mut report = analysis::analyze(&snap, &settings, now);
     scope_report(&mut report, args.cluster.namespace.as_deref());
     match args.output {
-        Format::Json => output::emit(&format!("{}\n", output::json(&report))),
+        Format::Json => output::emit(&format!("{}\n", crate::document::check_json::json(&report))),
         Format::Text => output::emit(&output::text(&report, output::use_colour())),
     }
     Ok(exit_status(&report, args.fail_on))
@@ -265,19 +229,4 @@ async fn live_snapshot(cluster: &ClusterArgs, allow_partial: bool) -> Result<Sna
         names.join(", ")
     );
     Ok(listed.snapshot)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_like_kubectl_users_write_them() {
-        assert_eq!(parse_duration("90s"), Ok(SignedDuration::from_secs(90)));
-        assert_eq!(parse_duration("10m"), Ok(SignedDuration::from_mins(10)));
-        assert_eq!(parse_duration("1h30m"), Ok(SignedDuration::from_mins(90)));
-        assert!(parse_duration("10").is_err());
-        assert!(parse_duration("m").is_err());
-        assert!(parse_duration("5x").is_err());
-    }
 }

@@ -3,7 +3,6 @@
 
 pub mod action;
 pub mod check;
-pub mod common;
 pub mod completions;
 pub mod demo;
 pub mod output;
@@ -54,12 +53,5 @@ pub enum Command {
     Sim(crate::sim::cli::SimCommand),
 }
 
-/// Exit codes that mean something to scripts.
-pub mod exit {
-    /// Nothing reached the `--fail-on` level.
-    pub const OK: i32 = 0;
-    /// A finding reached the `--fail-on` level.
-    pub const FINDINGS: i32 = 1;
-    /// Bad usage or unreadable input.
-    pub const USAGE: i32 = 2;
-}
+/// The exit statuses live below the CLI, shared with `serve`.
+pub use crate::exit;

@@ -1,10 +1,11 @@
 //! `restorewatch report NS/RESTOREJOB`: the story of one restore as a document for the incident
 //! ticket, from the live cluster or a dump.
 
-use super::check::{parse_duration, parse_time, picture};
-use super::common::ClusterArgs;
+use super::check::picture;
 use super::{exit, output};
 use crate::analysis::{self, RestoreId, Settings};
+use crate::args::ClusterArgs;
+use crate::args::{parse_duration, parse_time};
 use crate::cluster::input::parse_size;
 use crate::document::audit_record::{self, AuditRecord};
 use crate::document::story::{self, Sources};

@@ -66,7 +66,7 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
             Some(f) => response(
                 StatusCode::OK,
                 "application/json",
-                crate::cli::output::json(&f.report),
+                crate::document::check_json::json(&f.report),
             ),
             None => response(
                 StatusCode::SERVICE_UNAVAILABLE,
