@@ -2,13 +2,14 @@
 
 use super::exit;
 use super::output;
-use crate::analysis::{self, Report, Settings, Severity};
-use crate::args::{ClusterArgs, parse_duration, parse_time};
+use super::picture::PictureArgs;
+use crate::analysis::{Report, Severity};
+use crate::args::ClusterArgs;
 use crate::cluster::files::{LoadProblem, load_bytes};
-use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size, read_input};
+use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
 use crate::cluster::{Snapshot, SourceInfo};
 use clap::{Args, ValueEnum};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,30 +46,14 @@ restorewatch check --snapshot dump.yaml -o json --fail-on warning\n  restorewatc
 pub struct CheckArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// kubectl output to analyse instead of a cluster (a List, an object, multi-document YAML
-    /// or JSON; repeatable; `-` reads stdin)
-    #[arg(long = "snapshot", value_name = "FILE")]
-    pub snapshots: Vec<PathBuf>,
-    /// The time to judge ages and deadlines against (RFC3339; default: now)
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub now: Option<Timestamp>,
-    /// How long a restore may show no change before it counts as stalled (e.g. 10m, 90s, 1h)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
-    pub stall_after: SignedDuration,
+    #[command(flatten)]
+    pub picture: PictureArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
     /// Exit 1 when a finding reaches this severity
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
-    /// When some kinds cannot be listed (after retries), analyse the rest instead of exiting
-    /// 2: findings resting on an unreadable kind are marked stale and do not count toward
-    /// --fail-on
-    #[arg(long)]
-    pub allow_partial: bool,
-    /// Refuse a --snapshot file (or stdin) larger than this, e.g. 4GiB, 500MiB [default: 1GiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
-    pub max_input: Option<u64>,
 }
 
 /// Reads the files (and stdin for `-`), reporting broken documents on stderr.
@@ -130,23 +115,10 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let snap = match picture(
-        &args.cluster,
-        &args.snapshots,
-        args.max_input,
-        args.allow_partial,
-    )
-    .await
-    {
-        Ok(s) => s,
+    let (_, mut report) = match args.picture.analysed(&args.cluster).await {
+        Ok(p) => p,
         Err(code) => return Ok(code),
     };
-    let settings = Settings {
-        stall_after: args.stall_after,
-        ..Settings::default()
-    };
-    let now = args.now.unwrap_or_else(Timestamp::now);
-    let mut report = analysis::analyze(&snap, &settings, now);
     scope_report(&mut report, args.cluster.namespace.as_deref());
     match args.output {
         Format::Json => output::emit(&format!("{}\n", crate::document::check_json::json(&report))),

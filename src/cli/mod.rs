@@ -6,6 +6,7 @@ pub mod check;
 pub mod completions;
 pub mod demo;
 pub mod output;
+pub mod picture;
 pub mod report;
 pub mod tui;
 

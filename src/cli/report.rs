@@ -1,18 +1,14 @@
 //! `restorewatch report NS/RESTOREJOB`: the story of one restore as a document for the incident
 //! ticket, from the live cluster or a dump.
 
-use super::check::picture;
+use super::picture::PictureArgs;
 use super::{exit, output};
-use crate::analysis::{self, RestoreId, Settings};
+use crate::analysis::RestoreId;
 use crate::args::ClusterArgs;
-use crate::args::{parse_duration, parse_time};
-use crate::cluster::input::parse_size;
 use crate::document::audit_record::{self, AuditRecord};
 use crate::document::story::{self, Sources};
 use crate::document::story_markdown;
 use clap::{Args, ValueEnum};
-use jiff::{SignedDuration, Timestamp};
-use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -34,25 +30,11 @@ pub struct ReportArgs {
     pub restore: String,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// kubectl output to report from instead of a cluster (repeatable; `-` reads stdin);
-    /// dump with --show-managed-fields to keep who wrote what
-    #[arg(long = "snapshot", value_name = "FILE")]
-    pub snapshots: Vec<PathBuf>,
-    /// The time to judge ages and deadlines against (RFC3339; default: now)
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub now: Option<Timestamp>,
-    /// How long a restore may show no change before it counts as stalled
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
-    pub stall_after: SignedDuration,
+    #[command(flatten)]
+    pub picture: PictureArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Markdown)]
     pub output: Format,
-    /// Report even when some kinds cannot be listed (the report says which)
-    #[arg(long)]
-    pub allow_partial: bool,
-    /// Refuse a --snapshot file larger than this [default: 1GiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
-    pub max_input: Option<u64>,
 }
 
 fn restore_id(arg: &str, namespace: Option<&str>) -> Result<RestoreId, String> {
@@ -96,22 +78,10 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let snap = match picture(
-        &args.cluster,
-        &args.snapshots,
-        args.max_input,
-        args.allow_partial,
-    )
-    .await
-    {
-        Ok(s) => s,
+    let (snap, report) = match args.picture.analysed(&args.cluster).await {
+        Ok(p) => p,
         Err(code) => return Ok(code),
     };
-    let settings = Settings {
-        stall_after: args.stall_after,
-        ..Settings::default()
-    };
-    let report = analysis::analyze(&snap, &settings, args.now.unwrap_or_else(Timestamp::now));
     let (audit, bad) = read_audit();
     let sources = Sources {
         watching: false,
