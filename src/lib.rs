@@ -5,10 +5,13 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod args;
 pub mod bench;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod document;
+pub mod exit;
 pub mod logging;
 pub mod model;
 pub mod pipeline;

@@ -6,6 +6,7 @@ async fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
+        Some(Command::Report(args)) => restorewatch::cli::report::run(args).await,
         Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
         Some(Command::Preflight(args)) => restorewatch::cli::preflight::run(args).await,
         Some(Command::Demo(args)) => restorewatch::cli::demo::run(args).await,

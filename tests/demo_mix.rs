@@ -2,7 +2,7 @@
 //! namespace and show exactly its own findings, as if it were alone.
 
 use restorewatch::analysis::{Settings, Severity, analyze};
-use restorewatch::cli::common::ClusterArgs;
+use restorewatch::args::ClusterArgs;
 use restorewatch::cli::demo::{DEFAULT_SCENARIOS, isolated};
 use restorewatch::cluster::list_once;
 use restorewatch::sim::{Sim, SimConfig};

@@ -3,7 +3,8 @@
 //! in the states an operator would expect.
 
 use restorewatch::analysis::{Settings, Severity, analyze};
-use restorewatch::cli::check::{load_snapshot, parse_duration};
+use restorewatch::args::parse_duration;
+use restorewatch::cli::check::load_snapshot;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;

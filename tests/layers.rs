@@ -149,3 +149,41 @@ fn the_scan_sees_grouped_and_plain_paths() {
         "{used:?}"
     );
 }
+
+/// Documents (the check JSON, a restore's story) are built from the analysed picture alone:
+/// the CLI, `serve` and the dashboard all stand on them, so they stand on none of those.
+#[test]
+fn documents_are_pure_and_below_every_front_end() {
+    assert_uses_none_of(
+        "document",
+        &[
+            "cluster", "sim", "ui", "actions", "cli", "pipeline", "serve", "bench",
+        ],
+    );
+}
+
+/// `serve` takes its options, exit statuses and JSON document from below (args, exit,
+/// document), never from the CLI, and has no terminal UI or actions (it is read-only).
+#[test]
+fn serve_uses_no_cli_ui_or_actions() {
+    assert_uses_none_of("serve", &["cli", "ui", "actions", "bench", "sim"]);
+}
+
+/// The shared command-line values and exit statuses stand below every command.
+#[test]
+fn args_and_exit_use_no_command() {
+    for layer in ["args", "exit"] {
+        assert_uses_none_of(
+            layer,
+            &[
+                "cli", "serve", "bench", "ui", "actions", "analysis", "document", "pipeline",
+            ],
+        );
+    }
+}
+
+/// The benchmark drives the dashboard's worker and measures `serve`, but never the CLI.
+#[test]
+fn bench_uses_no_cli() {
+    assert_uses_none_of("bench", &["cli"]);
+}

@@ -19,7 +19,10 @@ use restorewatch::ui::{Msg, update, view};
 use std::fmt::Write;
 use std::path::Path;
 
-const CELL_W: f64 = 8.4;
+/// The advance of DejaVu Sans Mono (0.602 em) and Menlo at `FONT`: a cell narrower than the
+/// glyphs pushed the last characters of a row (the clock's last digit) past the right edge in
+/// viewers that do not honour `textLength`.
+const CELL_W: f64 = 8.45;
 const CELL_H: f64 = 18.0;
 const FONT: f64 = 14.0;
 const DEFAULT_FG: &str = "#d4d4d4";
@@ -201,13 +204,36 @@ fn app(w: u16, h: u16) -> App {
     a
 }
 
+/// Columns of the screenshots: wide enough that the UI cuts nothing of the fixed data (the
+/// selected step's detail line of the half-done rename is the longest).
+const COLUMNS: u16 = 140;
+
 #[test]
 fn the_readme_screenshots_show_what_the_ui_draws_now() {
-    let mut list = app(120, 9);
+    let mut list = app(COLUMNS, 9);
     check("screenshot-restores.svg", &list);
     // The detail of the half-done rename: its finding under the timeline.
     press(&mut list, KeyCode::Enter);
-    update(&mut list, Msg::Resize(120, 26));
+    update(&mut list, Msg::Resize(COLUMNS, 26));
+    let detail = draw(&list);
+    let text: String = (0..detail.area.height)
+        .map(|y| {
+            (0..detail.area.width)
+                .map(|x| detail[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    // The pieces the 120-column pictures cut off.
+    let step = text
+        .lines()
+        .find(|l| l.contains("keep-disks") && l.contains("Keep current disks"))
+        .unwrap_or_default();
+    assert!(
+        step.contains("still claimed by vm-disk-data"),
+        "the step's detail line is whole:\n{text}"
+    );
+    assert!(text.contains("12:00:00"), "the clock is whole:\n{text}");
     check("screenshot-detail.svg", &list);
 }
 

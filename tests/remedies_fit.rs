@@ -7,8 +7,8 @@
 
 use jiff::Timestamp;
 use restorewatch::analysis::{Report, Settings, analyze};
+use restorewatch::args::ClusterArgs;
 use restorewatch::cli::check::load_snapshot;
-use restorewatch::cli::common::ClusterArgs;
 use restorewatch::cluster::{Snapshot, list_once};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use restorewatch::ui::dialog::Planned;

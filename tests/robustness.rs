@@ -97,7 +97,7 @@ proptest! {
         let snap = Snapshot::from_objects(parsed);
         let now = "2026-11-20T11:00:00Z".parse().unwrap();
         let report = analyze(&snap, &Settings::default(), now);
-        let _ = output::json(&report);
+        let _ = restorewatch::document::check_json::json(&report);
         let _ = output::text(&report, false);
     }
 

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use restorewatch::actions::execute::{Executor, Outcome};
 use restorewatch::actions::{ActionRequest, Target, plan};
 use restorewatch::analysis::{self, ActionKind, Report, Settings, Severity};
-use restorewatch::cli::common::ClusterArgs;
+use restorewatch::args::ClusterArgs;
 use restorewatch::cluster::list_once;
 use restorewatch::model::Kind;
 use restorewatch::sim::{Scenario, ScenarioRun, Sim, SimConfig, SimHandle, Store};

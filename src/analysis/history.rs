@@ -282,7 +282,7 @@ pub fn collect(c: &Ctx, tree: &Tree) -> Vec<HistoryEntry> {
 /// Events and managedFields have whole seconds, the watch its own clock to the nanosecond:
 /// a whole-second time stands for the middle of its second, so that a deletion the watch saw
 /// at 17.04 s comes before a create recorded as 17 s (made at 17.0-17.99 s).
-fn order_time(t: Option<Timestamp>) -> Option<Timestamp> {
+pub fn order_time(t: Option<Timestamp>) -> Option<Timestamp> {
     t.map(|t| {
         if t.subsec_nanosecond() == 0 {
             t + jiff::SignedDuration::from_millis(500)

@@ -1,11 +1,11 @@
 //! `restorewatch action`: the same guarded repairs as the dashboard's `a`, for scripts and
 //! terminals without the TUI. Without `--yes` it only shows the plan.
 
-use super::common::ClusterArgs;
 use super::exit;
 use crate::actions::execute::{Executor, Outcome, StepEvent};
 use crate::actions::{ActionRequest, Plan, Target, audit, rbac};
 use crate::analysis::ActionKind;
+use crate::args::ClusterArgs;
 use clap::{ArgGroup, Args};
 // Plans and results quote names, messages and API errors from the cluster: every line this
 // command prints goes through the terminal sanitizer.

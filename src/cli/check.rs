@@ -1,14 +1,15 @@
 //! `restorewatch check`: analyse once and report, for scripts and on-call dumps.
 
-use super::common::ClusterArgs;
 use super::exit;
 use super::output;
-use crate::analysis::{self, Report, Settings, Severity};
+use super::picture::PictureArgs;
+use crate::analysis::{Report, Severity};
+use crate::args::ClusterArgs;
 use crate::cluster::files::{LoadProblem, load_bytes};
-use crate::cluster::input::{DEFAULT_MAX_INPUT, parse_size, read_input};
+use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
 use crate::cluster::{Snapshot, SourceInfo};
 use clap::{Args, ValueEnum};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,66 +46,14 @@ restorewatch check --snapshot dump.yaml -o json --fail-on warning\n  restorewatc
 pub struct CheckArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// kubectl output to analyse instead of a cluster (a List, an object, multi-document YAML
-    /// or JSON; repeatable; `-` reads stdin)
-    #[arg(long = "snapshot", value_name = "FILE")]
-    pub snapshots: Vec<PathBuf>,
-    /// The time to judge ages and deadlines against (RFC3339; default: now)
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub now: Option<Timestamp>,
-    /// How long a restore may show no change before it counts as stalled (e.g. 10m, 90s, 1h)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
-    pub stall_after: SignedDuration,
+    #[command(flatten)]
+    pub picture: PictureArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
     /// Exit 1 when a finding reaches this severity
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
-    /// When some kinds cannot be listed (after retries), analyse the rest instead of exiting
-    /// 2: findings resting on an unreadable kind are marked stale and do not count toward
-    /// --fail-on
-    #[arg(long)]
-    pub allow_partial: bool,
-    /// Refuse a --snapshot file (or stdin) larger than this, e.g. 4GiB, 500MiB [default: 1GiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "RESTOREWATCH_MAX_INPUT")]
-    pub max_input: Option<u64>,
-}
-
-pub fn parse_time(s: &str) -> Result<Timestamp, String> {
-    s.parse::<Timestamp>()
-        .map_err(|e| format!("not an RFC3339 time ({e}), e.g. 2026-11-20T10:00:00Z"))
-}
-
-/// `90s`, `10m`, `1h30m`, `2d`.
-pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
-    let err = || format!("not a duration: {s:?} (e.g. 90s, 10m, 1h30m)");
-    let mut total = 0i64;
-    let mut num = String::new();
-    let mut any = false;
-    for c in s.trim().chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
-        }
-        let n: i64 = num.parse().map_err(|_| err())?;
-        num.clear();
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86400,
-            _ => return Err(err()),
-        };
-        total = total
-            .checked_add(n.checked_mul(unit).ok_or_else(err)?)
-            .ok_or_else(err)?;
-        any = true;
-    }
-    if !num.is_empty() || !any {
-        return Err(err());
-    }
-    Ok(SignedDuration::from_secs(total))
 }
 
 /// Reads the files (and stdin for `-`), reporting broken documents on stderr.
@@ -166,37 +115,41 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let snap = if args.snapshots.is_empty() {
-        match live_snapshot(&args).await {
-            Ok(s) => s,
-            Err(code) => return Ok(code),
-        }
-    } else {
-        match load_snapshot_limited(&args.snapshots, args.max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
-            Ok((snap, problems)) => {
-                for p in &problems {
-                    crate::say_err!("restorewatch: {p}");
-                }
-                snap
-            }
-            Err(e) => {
-                crate::say_err!("restorewatch: {e:#}");
-                return Ok(exit::USAGE);
-            }
-        }
+    let (_, mut report) = match args.picture.analysed(&args.cluster).await {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
     };
-    let settings = Settings {
-        stall_after: args.stall_after,
-        ..Settings::default()
-    };
-    let now = args.now.unwrap_or_else(Timestamp::now);
-    let mut report = analysis::analyze(&snap, &settings, now);
     scope_report(&mut report, args.cluster.namespace.as_deref());
     match args.output {
-        Format::Json => output::emit(&format!("{}\n", output::json(&report))),
+        Format::Json => output::emit(&format!("{}\n", crate::document::check_json::json(&report))),
         Format::Text => output::emit(&output::text(&report, output::use_colour())),
     }
     Ok(exit_status(&report, args.fail_on))
+}
+
+/// The picture a one-shot command works on: the `--snapshot` files (broken documents said on
+/// stderr), else one list of the live cluster; `Err` is the exit status, the reason said.
+pub(super) async fn picture(
+    cluster: &ClusterArgs,
+    snapshots: &[PathBuf],
+    max_input: Option<u64>,
+    allow_partial: bool,
+) -> Result<Snapshot, i32> {
+    if snapshots.is_empty() {
+        return live_snapshot(cluster, allow_partial).await;
+    }
+    match load_snapshot_limited(snapshots, max_input.unwrap_or(DEFAULT_MAX_INPUT)) {
+        Ok((snap, problems)) => {
+            for p in &problems {
+                crate::say_err!("restorewatch: {p}");
+            }
+            Ok(snap)
+        }
+        Err(e) => {
+            crate::say_err!("restorewatch: {e:#}");
+            Err(exit::USAGE)
+        }
+    }
 }
 
 /// 1 when a finding reaches `--fail-on`. A stale finding (built on a kind that could not be
@@ -210,9 +163,9 @@ pub fn exit_status(report: &Report, fail_on: FailOn) -> i32 {
 
 /// Lists the cluster once. Kinds that stay unreadable after retries stop the check (exit 2,
 /// naming them) unless `--allow-partial`.
-async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
+async fn live_snapshot(cluster: &ClusterArgs, allow_partial: bool) -> Result<Snapshot, i32> {
     use crate::cluster::list_once::{Retry, list_all};
-    let listed = match list_all(&args.cluster, Retry::default()).await {
+    let listed = match list_all(cluster, Retry::default()).await {
         Ok(l) => l,
         Err(e) => {
             crate::say_err!("restorewatch: {e:#}");
@@ -230,7 +183,7 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
             crate::say_err!("restorewatch: cannot list {}: {}", u.plural(), u.error);
         }
     }
-    if !args.allow_partial {
+    if !allow_partial {
         crate::say_err!(
             "restorewatch: could not read {} from context {} ({}); nothing was analysed, since \
              what is missing could hide or fake a finding. Run again, or pass --allow-partial \
@@ -248,19 +201,4 @@ async fn live_snapshot(args: &CheckArgs) -> Result<Snapshot, i32> {
         names.join(", ")
     );
     Ok(listed.snapshot)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_like_kubectl_users_write_them() {
-        assert_eq!(parse_duration("90s"), Ok(SignedDuration::from_secs(90)));
-        assert_eq!(parse_duration("10m"), Ok(SignedDuration::from_mins(10)));
-        assert_eq!(parse_duration("1h30m"), Ok(SignedDuration::from_mins(90)));
-        assert!(parse_duration("10").is_err());
-        assert!(parse_duration("m").is_err());
-        assert!(parse_duration("5x").is_err());
-    }
 }

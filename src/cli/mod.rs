@@ -3,11 +3,12 @@
 
 pub mod action;
 pub mod check;
-pub mod common;
 pub mod completions;
 pub mod demo;
 pub mod output;
 pub mod preflight;
+pub mod picture;
+pub mod report;
 pub mod tui;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Serve Prometheus metrics, health and the report over HTTP, headless and read-only
     Serve(crate::serve::ServeArgs),
+    /// The story of one restore as a Markdown (or JSON) document for the incident ticket
+    Report(report::ReportArgs),
     /// Run a guarded repair (prints the plan; executes with --yes)
     Action(action::ActionArgs),
     /// Before a restore: predict what the backup controller will do with a RestoreJob and what
@@ -55,12 +58,5 @@ pub enum Command {
     Sim(crate::sim::cli::SimCommand),
 }
 
-/// Exit codes that mean something to scripts.
-pub mod exit {
-    /// Nothing reached the `--fail-on` level.
-    pub const OK: i32 = 0;
-    /// A finding reached the `--fail-on` level.
-    pub const FINDINGS: i32 = 1;
-    /// Bad usage or unreadable input.
-    pub const USAGE: i32 = 2;
-}
+/// The exit statuses live below the CLI, shared with `serve`.
+pub use crate::exit;

@@ -1,55 +1,10 @@
-//! How `check` prints a report: the documented JSON schema for scripts, readable text for people.
+//! How `check` prints a report for people; its JSON document (the documented schema, shared
+//! with `serve`'s `/report`) is `document::check_json`.
 
 use crate::analysis::{Finding, Report, RestoreView, Severity, StepState};
 use crate::text::one_line as shown;
-use serde::Serialize;
 use std::fmt::Write;
 use std::io::IsTerminal;
-
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    restores: Vec<JsonRestore<'a>>,
-    findings: Vec<&'a Finding>,
-    /// The backup controller's generation and the evidence for it.
-    controller: &'a crate::analysis::controller::ControllerGeneration,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsonRestore<'a> {
-    namespace: &'a str,
-    name: &'a str,
-    uid: &'a str,
-    driver: &'a str,
-    target: Option<&'a crate::analysis::TargetRef>,
-    in_place: bool,
-    phase: &'a str,
-    steps: &'a [crate::analysis::Step],
-    history: &'a [crate::analysis::HistoryEntry],
-}
-
-pub fn json(report: &Report) -> String {
-    let doc = JsonReport {
-        restores: report
-            .restores
-            .iter()
-            .map(|r| JsonRestore {
-                namespace: &r.id.namespace,
-                name: &r.id.name,
-                uid: &r.uid,
-                driver: r.driver.as_str(),
-                target: r.target.as_ref(),
-                in_place: r.in_place,
-                phase: &r.phase,
-                steps: &r.steps,
-                history: &r.history,
-            })
-            .collect(),
-        findings: report.findings.iter().map(|f| &**f).collect(),
-        controller: &report.controller,
-    };
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
-}
 
 pub fn use_colour() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

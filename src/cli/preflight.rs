@@ -3,7 +3,7 @@
 //! loses or hides data, 1 something would, 2 cannot tell.
 
 use super::check::Format;
-use super::common::ClusterArgs;
+use crate::args::ClusterArgs;
 use super::exit;
 use crate::analysis::controller;
 use crate::analysis::preflight::{OrigState, Preflight, preflight};

@@ -1,7 +1,7 @@
 //! The dashboard command (the default when no subcommand is given).
 
-use super::common::ClusterArgs;
 use crate::analysis::Settings;
+use crate::args::ClusterArgs;
 use crate::config::{self, Config};
 use crate::ui::keys::Keymap;
 use crate::ui::theme::Theme;
@@ -27,7 +27,7 @@ pub struct TuiArgs {
     pub snapshots: Vec<PathBuf>,
     /// With --snapshot: judge ages, stalls and deadlines as of this time (RFC3339), e.g. when
     /// the dump was taken
-    #[arg(long, value_name = "RFC3339", requires = "snapshots", value_parser = super::check::parse_time)]
+    #[arg(long, value_name = "RFC3339", requires = "snapshots", value_parser = crate::args::parse_time)]
     pub now: Option<jiff::Timestamp>,
     /// With --snapshot: refuse a file (or stdin) larger than this, e.g. 4GiB [default: 1GiB]
     #[arg(long, value_name = "SIZE", requires = "snapshots", value_parser = crate::cluster::input::parse_size)]
@@ -58,6 +58,7 @@ pub fn ui_options(args: &TuiArgs, config: &Config) -> anyhow::Result<UiOptions> 
         connecting_to: None,
         context: None,
         contexts: Vec::new(),
+        reports_dir: None,
     })
 }
 

@@ -156,7 +156,7 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
 /// `check -o json`'s document plus `watchesDown`: the resources whose findings are stale and
 /// since when. Spliced in front rather than re-serialised: the report may be megabytes.
 fn report_body(report: &crate::analysis::Report, r: &Readiness) -> String {
-    let doc = crate::cli::output::json(report);
+    let doc = crate::document::check_json::json(report);
     let down = serde_json::to_string(r.blind()).unwrap_or_else(|_| "[]".into());
     match doc.strip_prefix('{') {
         Some(rest) => format!("{{\n  \"watchesDown\": {down},{rest}"),

@@ -9,7 +9,7 @@ pub mod readiness;
 pub mod write_deadline;
 
 use crate::analysis::Settings;
-use crate::cli::common::ClusterArgs;
+use crate::args::ClusterArgs;
 use crate::cluster::client;
 use crate::pipeline::live;
 use std::net::SocketAddr;
@@ -29,7 +29,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", default_value = DEFAULT_DOCS_BASE)]
     pub docs_url: String,
     /// How long a Running restore may go without change before it counts as stalled
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::check::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
     pub stall_after: Option<jiff::SignedDuration>,
 }
 
@@ -78,7 +78,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     tracing::info!("serve: shutting down");
     server.abort();
     drop(source);
-    Ok(crate::cli::exit::OK)
+    Ok(crate::exit::OK)
 }
 
 /// SIGTERM (a pod being stopped) and SIGINT end the server; both are a normal stop.

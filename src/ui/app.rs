@@ -42,6 +42,8 @@ pub struct UiOptions {
     pub context: Option<String>,
     /// The kubeconfig's contexts, for `:ctx` completion.
     pub contexts: Vec<String>,
+    /// Where `e` writes reports; `None` is `$XDG_STATE_HOME/restorewatch/reports`.
+    pub reports_dir: Option<PathBuf>,
 }
 
 impl Default for UiOptions {
@@ -60,6 +62,7 @@ impl Default for UiOptions {
             clock_offset: jiff::SignedDuration::ZERO,
             context: None,
             contexts: Vec::new(),
+            reports_dir: None,
         }
     }
 }

@@ -29,6 +29,8 @@ pub enum Action {
     Mark,
     /// The restore's history pane: Events, field managers, changes seen.
     History,
+    /// Write the selected restore's report to a file.
+    Export,
     /// Sort the table by a column; again reverses.
     Sort(SortCol),
     Quit,
@@ -56,6 +58,7 @@ impl Action {
             Action::Actions => "actions",
             Action::Mark => "mark",
             Action::History => "history",
+            Action::Export => "export",
             Action::Sort(c) => c.name(),
             Action::Quit => "quit",
         }
@@ -322,6 +325,12 @@ const DEFAULTS: &[Default_] = &[
         Action::Sort(SortCol::Size),
         "sort by size, biggest first",
         SortCol::Size.screens(),
+    ),
+    (
+        &["e"],
+        Action::Export,
+        "write the restore's report (Markdown) to a file",
+        &[S::Restores, S::Detail],
     ),
     (&["q"], Action::Quit, "quit (also ctrl-c)", ALL),
 ];

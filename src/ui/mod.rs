@@ -10,6 +10,7 @@ pub mod bulk;
 pub mod command;
 pub mod context;
 pub mod dialog;
+pub mod export;
 pub mod format;
 pub mod keys;
 pub mod offer;

@@ -363,6 +363,7 @@ fn on_action(app: &mut App, a: Action) {
         }
         Action::Actions => act::on_actions_key(app),
         Action::Mark => act::on_mark(app),
+        Action::Export => super::export::on_export_key(app),
         Action::Sort(col) => {
             let kind = app.screen.kind();
             if let Some(cur) = app.sort(kind) {

@@ -98,3 +98,16 @@ pub async fn wait_frame(
         }
     }
 }
+
+/// The live pipeline over every namespace of `client`, as the dashboard starts it.
+pub fn watch_everything(client: kube::Client) -> restorewatch::pipeline::live::LiveSource {
+    restorewatch::pipeline::live::start(
+        client,
+        restorewatch::pipeline::live::LiveOptions {
+            namespace: None,
+            context: "test".into(),
+            cluster: "sim".into(),
+            settings: restorewatch::analysis::Settings::default(),
+        },
+    )
+}

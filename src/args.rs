@@ -1,6 +1,9 @@
-//! Options shared by the commands that talk to a cluster, spelled as kubectl spells them.
+//! Command-line values shared by the commands: the options of every command that talks to a
+//! cluster, spelled as kubectl spells them, and the durations and times they take. Below both
+//! the CLI and `serve`, so that neither reaches into the other.
 
 use clap::Args;
+use jiff::{SignedDuration, Timestamp};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -127,6 +130,42 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    s.parse::<Timestamp>()
+        .map_err(|e| format!("not an RFC3339 time ({e}), e.g. 2026-11-20T10:00:00Z"))
+}
+
+/// `90s`, `10m`, `1h30m`, `2d`.
+pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
+    let err = || format!("not a duration: {s:?} (e.g. 90s, 10m, 1h30m)");
+    let mut total = 0i64;
+    let mut num = String::new();
+    let mut any = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let n: i64 = num.parse().map_err(|_| err())?;
+        num.clear();
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86400,
+            _ => return Err(err()),
+        };
+        total = total
+            .checked_add(n.checked_mul(unit).ok_or_else(err)?)
+            .ok_or_else(err)?;
+        any = true;
+    }
+    if !num.is_empty() || !any {
+        return Err(err());
+    }
+    Ok(SignedDuration::from_secs(total))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +187,15 @@ mod tests {
             ClusterArgs::default().request_timeout(),
             Some(DEFAULT_REQUEST_TIMEOUT)
         );
+    }
+
+    #[test]
+    fn durations_parse_like_kubectl_users_write_them() {
+        assert_eq!(parse_duration("90s"), Ok(SignedDuration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(SignedDuration::from_mins(10)));
+        assert_eq!(parse_duration("1h30m"), Ok(SignedDuration::from_mins(90)));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("5x").is_err());
     }
 }
