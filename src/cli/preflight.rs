@@ -122,7 +122,7 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let conn = match super::common::connect_or_exit(&args.cluster).await {
+    let conn = match crate::args::connect_or_exit(&args.cluster).await {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
