@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::model::{KINDS, KindInfo};
 
 pub const AUTHZ_GROUP: &str = "authorization.k8s.io";
+pub const AUTHN_GROUP: &str = "authentication.k8s.io";
 
 pub fn version() -> Value {
     json!({
@@ -42,6 +43,7 @@ fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
         }
     }
     out.push((AUTHZ_GROUP, vec!["v1"]));
+    out.push((AUTHN_GROUP, vec!["v1"]));
     out
 }
 
@@ -96,6 +98,20 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
                 "singularName": "selfsubjectaccessreview",
                 "namespaced": false,
                 "kind": "SelfSubjectAccessReview",
+                "verbs": ["create"],
+            }],
+        }));
+    }
+    if group == AUTHN_GROUP && version == "v1" {
+        return Some(json!({
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": gv,
+            "resources": [{
+                "name": "selfsubjectreviews",
+                "singularName": "selfsubjectreview",
+                "namespaced": false,
+                "kind": "SelfSubjectReview",
                 "verbs": ["create"],
             }],
         }));

@@ -153,7 +153,10 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             // Without a token, discovery stays readable as on a real server
             // (system:public-info-viewer); a wrong token is refused everywhere.
             let public = authorization.is_empty()
-                && !matches!(route, Route::Resource(_) | Route::AccessReview);
+                && !matches!(
+                    route,
+                    Route::Resource(_) | Route::AccessReview | Route::SelfReview
+                );
             if !public {
                 return error_response(&ApiError::unauthorized());
             }
@@ -214,6 +217,20 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
                 Ok(v) if v.is_object() => json_response(201, &caller.review(v)),
                 _ => error_response(&ApiError::bad_request(
                     "expected a SelfSubjectAccessReview object",
+                )),
+            }
+        }
+        Route::SelfReview => {
+            if r.method != Method::POST {
+                return error_response(&ApiError::method_not_allowed());
+            }
+            if let Some(e) = ctx.faults.before_request().await {
+                return error_response(&e);
+            }
+            match serde_json::from_slice::<Value>(&r.body) {
+                Ok(v) if v.is_object() => json_response(201, &caller.who_am_i(v)),
+                _ => error_response(&ApiError::bad_request(
+                    "expected a SelfSubjectReview object",
                 )),
             }
         }
