@@ -66,6 +66,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         frames: source.frames.clone(),
         docs_base: crate::serve::DEFAULT_DOCS_BASE.into(),
         source: url.clone(),
+        report: true,
     });
     let server = tokio::spawn(http::serve(listener, state));
     let mut times = Vec::new();

@@ -22,6 +22,9 @@ pub struct State {
     pub docs_base: String,
     /// What `/healthz` and `/readyz` name, e.g. the context and server.
     pub source: String,
+    /// `/report` answers (`serve --no-report` turns it off: it names restores, objects and
+    /// their history to anyone who can reach the port).
+    pub report: bool,
 }
 
 fn response(code: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
@@ -62,6 +65,12 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
                 ),
             ),
         },
+        "/report" if !state.report => response(
+            StatusCode::NOT_FOUND,
+            TEXT,
+            "/report is turned off (serve --no-report); /metrics, /healthz and /readyz answer\n"
+                .into(),
+        ),
         "/report" => match frame {
             Some(f) => response(
                 StatusCode::OK,

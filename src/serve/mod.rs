@@ -27,6 +27,10 @@ pub struct ServeArgs {
     /// How long a Running restore may go without change before it counts as stalled
     #[arg(long, value_name = "DURATION", value_parser = crate::cli::check::parse_duration)]
     pub stall_after: Option<jiff::SignedDuration>,
+    /// Answer /report with 404: only metrics and probes (the report names restores, objects
+    /// and their recent changes to anyone who can reach the port)
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
@@ -64,6 +68,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         frames: source.frames.clone(),
         docs_base: args.docs_url.clone(),
         source: source_name.clone(),
+        report: !args.no_report,
     });
     // Scripts and tests read the bound address (port 0 picks one) from this line.
     eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");
