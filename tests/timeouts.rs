@@ -106,6 +106,7 @@ async fn a_frozen_server_takes_every_watch_down_and_they_are_rebuilt() {
         connect: Some(Duration::from_secs(1)),
         watch: Duration::from_secs(2),
         watch_margin: Duration::from_secs(1),
+        exec: Duration::from_secs(60),
     };
     let client = watch_client(sim.kube_config(None).expect("config"), &t).expect("client");
     let source = start_watching(

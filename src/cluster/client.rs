@@ -1,7 +1,7 @@
 //! Connecting to a cluster the way kubectl does: `--kubeconfig`, `$KUBECONFIG`, `--context`,
 //! with timeouts on every request so that a frozen API server never hangs a command.
 
-use super::errors::{CaSource, Endpoint};
+use super::errors::{CaSource, Endpoint, server_name};
 use crate::model::KindInfo;
 use anyhow::Context as _;
 use kube::Client;
@@ -30,6 +30,9 @@ pub struct ConnectOptions {
     /// `None`: all namespaces.
     pub namespace: Option<String>,
     pub timeouts: Timeouts,
+    /// Say on stderr what a connection waits for (an exec credential plugin): the commands
+    /// do, the dashboard (whose screen stderr would break) logs it only.
+    pub announce: bool,
 }
 
 /// How long to wait for what, on one connection.
@@ -42,6 +45,8 @@ pub struct Timeouts {
     pub watch: Duration,
     /// Added to `watch`: the longest silence a watch may keep before it counts as down.
     pub watch_margin: Duration,
+    /// The longest an exec credential plugin may take.
+    pub exec: Duration,
 }
 
 impl Default for Timeouts {
@@ -51,6 +56,7 @@ impl Default for Timeouts {
             connect: Some(DEFAULT_CONNECT_TIMEOUT),
             watch: DEFAULT_WATCH_TIMEOUT,
             watch_margin: WATCH_MARGIN,
+            exec: super::exec_plugin::DEFAULT_EXEC_TIMEOUT,
         }
     }
 }
@@ -96,6 +102,7 @@ pub struct Connection {
     /// For the dashboard's watches (see `watch_client`).
     pub watch_client: Client,
     pub context: String,
+    /// The server, without userinfo (see `server_name`): safe to print.
     pub cluster_url: String,
     /// The kubeconfig user, for the audit log.
     pub user: String,
@@ -115,7 +122,7 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
     if let Some(conn) = in_cluster(args, timeouts)? {
         return Ok(conn);
     }
-    let kubeconfig = match &args.kubeconfig {
+    let mut kubeconfig = match &args.kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
         None => Kubeconfig::read()
@@ -140,6 +147,14 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
         .and_then(|c| c.cluster.as_ref())
         .map(ca_source)
         .unwrap_or_default();
+    let announce = args.announce;
+    super::exec_plugin::resolve(&mut kubeconfig, &context, timeouts.exec, |what| {
+        tracing::info!("{what}");
+        if announce {
+            crate::say_err!("restorewatch: {what}");
+        }
+    })
+    .await?;
     let opts = KubeConfigOptions {
         context: Some(context.clone()),
         ..Default::default()
@@ -147,7 +162,7 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &opts)
         .await
         .with_context(|| format!("cannot use context {context}"))?;
-    let cluster_url = config.cluster_url.to_string();
+    let cluster_url = server_name(&config.cluster_url.to_string());
     let client = request_client(config.clone(), &timeouts)
         .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
     let watch_client = watch_client(config, &timeouts)
@@ -218,7 +233,7 @@ fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Optio
     }
     let config = kube::Config::incluster()
         .context("cannot use the pod's service account (in-cluster configuration)")?;
-    let cluster_url = config.cluster_url.to_string();
+    let cluster_url = server_name(&config.cluster_url.to_string());
     let client = request_client(config.clone(), &timeouts)
         .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
     let watch_client = watch_client(config, &timeouts)

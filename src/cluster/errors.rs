@@ -47,6 +47,22 @@ pub struct Endpoint {
     pub request_timeout: Option<Duration>,
 }
 
+/// A server URL as every message, log line and endpoint names it: without the `user:password@`
+/// a kubeconfig's server (or proxy) URL may carry, which would otherwise be printed with every
+/// error.
+pub fn server_name(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url
+            .rsplit_once('@')
+            .map_or(url, |(_, host)| host)
+            .to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!("{scheme}://{host}{path}")
+}
+
 impl Endpoint {
     /// `host:port` of the server, with the scheme's default port when the URL has none.
     pub fn host_port(&self) -> String {
@@ -327,6 +343,26 @@ mod tests {
         );
         assert_eq!(e("https://k8s.example").host_port(), "k8s.example:443");
         assert_eq!(e("http://127.0.0.1").host_port(), "127.0.0.1:80");
+    }
+
+    #[test]
+    fn a_server_is_named_without_its_userinfo() {
+        assert_eq!(
+            server_name("https://admin:s3cret@k8s.example:6443/prefix?x=1"),
+            "https://k8s.example:6443/prefix?x=1"
+        );
+        assert_eq!(
+            server_name("https://k8s.example:6443"),
+            "https://k8s.example:6443"
+        );
+        assert_eq!(server_name("http://u:p@w@127.0.0.1"), "http://127.0.0.1");
+        assert_eq!(
+            server_name("socks5://u:pw@proxy:1080"),
+            "socks5://proxy:1080"
+        );
+        assert_eq!(server_name("u:pw@proxy:3128"), "proxy:3128");
+        // An `@` in the path is not userinfo.
+        assert_eq!(server_name("https://h/a@b"), "https://h/a@b");
     }
 
     #[test]
