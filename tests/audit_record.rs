@@ -79,11 +79,7 @@ async fn the_audit_records_who_the_server_authenticated_beside_the_kubeconfig_us
         panic!("must complete")
     };
     assert!(writes > 0);
-    let lines: Vec<Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = audit_lines(&path);
     assert_eq!(lines.len(), writes);
     for l in &lines {
         assert_eq!(l["user"], "admin-entry", "{l}");

@@ -4,8 +4,7 @@
 
 mod common;
 
-use restorewatch::analysis::{HistoryEntry, HistoryWhat, Settings};
-use restorewatch::pipeline::live::{LiveOptions, start};
+use restorewatch::analysis::{HistoryEntry, HistoryWhat};
 use restorewatch::pipeline::{Frame, FrameRx};
 use restorewatch::sim::{Scenario, Sim, SimConfig};
 use serde_json::Value;
@@ -139,15 +138,7 @@ fn server_name_change(h: &HistoryEntry) -> Option<(&str, &str, &str)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_history_shows_the_server_name_revert_and_its_writer() {
     let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    let source = start(
-        sim.client().expect("client"),
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: Settings::default(),
-        },
-    );
+    let source = common::watch_all(sim.client().expect("client"));
     let mut frames = source.frames.clone();
     wait_for(&mut frames, 20, "a first frame", |_| true).await;
     let run = sim.play(
@@ -225,15 +216,7 @@ async fn a_password_changed_live_never_shows_in_the_history() {
     .finished()
     .await;
     let client = sim.client().expect("client");
-    let source = start(
-        client.clone(),
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: Settings::default(),
-        },
-    );
+    let source = common::watch_all(client.clone());
     let mut frames = source.frames.clone();
     wait_for(&mut frames, 20, "a first frame", |_| true).await;
     let ar = ApiResource {

@@ -9,8 +9,7 @@ mod serve_support;
 use common::{press, render};
 use crossterm::event::KeyCode;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-use restorewatch::analysis::{HistoryWhat, Settings};
-use restorewatch::pipeline::live::{LiveOptions, start};
+use restorewatch::analysis::HistoryWhat;
 use restorewatch::sim::{Scenario, Sim, SimConfig, SimHandle};
 use restorewatch::ui::app::{App, Screen};
 use restorewatch::ui::{Msg, update};
@@ -82,15 +81,7 @@ fn assert_hidden(place: &str, text: &str) {
 async fn credentials_written_live_reach_neither_the_history_pane_nor_the_report() {
     let sim = sim_after_revert().await;
     let client = sim.client().expect("client");
-    let source = start(
-        client.clone(),
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: Settings::default(),
-        },
-    );
+    let source = common::watch_all(client.clone());
     let mut frames = source.frames.clone();
     common::wait_frame(
         &mut frames,

@@ -4,41 +4,24 @@
 //! its alert fires with the finding's message, the repair makes the series go away, and a
 //! broken watch shows as `restorewatch_watch_up 0` with the findings marked stale.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod serve_support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use restorewatch::sim::{Scenario, Sim, SimConfig, SimHandle};
 use serde_json::Value;
+use serve_support::{Killed, get, start_serve};
 
 /// Upper bound of any one wait (Prometheus start, a scrape, an alert evaluation).
 const WAIT: Duration = Duration::from_secs(60);
 
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()
-}
-
-/// A GET over plain HTTP/1.0: enough for Prometheus's API and our own endpoints.
-fn get(addr: &str, path_and_query: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path_and_query} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).ok()?;
-    let (head, body) = raw.split_once("\r\n\r\n")?;
-    let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    Some((code, body.to_string()))
 }
 
 fn encode(q: &str) -> String {
@@ -138,37 +121,6 @@ fn start_prometheus(dir: &Path, target: &str) -> (Killed, String) {
     (child, addr)
 }
 
-/// `restorewatch serve --listen 127.0.0.1:0`; the bound address comes from its first line.
-fn start_serve(kubeconfig: &Path) -> (Killed, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig"])
-        .arg(kubeconfig)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut reader = BufReader::new(stderr);
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("first line");
-    // Keep reading: a full pipe would block the server's logging.
-    std::thread::spawn(move || {
-        let mut rest = String::new();
-        while reader.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {
-            eprint!("serve: {rest}");
-            rest.clear();
-        }
-    });
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (Killed(child), addr)
-}
-
 async fn sim_with(scenarios: &[&str], speed: f64) -> SimHandle {
     let sim = Sim::start(SimConfig::default()).await.expect("emulator");
     for s in scenarios {
@@ -187,7 +139,8 @@ async fn prometheus_sees_findings_alerts_repairs_and_watch_faults() {
     let sim = sim_with(&["demo-servername-reverted", "vm-orig-deleted-leak"], 20.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, serve_addr) = start_serve(&kc);
+    let serve = start_serve(&kc, &[], &[]);
+    let serve_addr = serve.addr.clone();
     let (_prom, prom) = start_prometheus(dir.path(), &serve_addr);
 
     // The restore waits for its repair: the finding is scraped...
@@ -303,7 +256,8 @@ async fn endpoints_answer_and_refuse_writes() {
     let sim = sim_with(&["vm-orig-deleted-leak"], 1000.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, addr) = start_serve(&kc);
+    let serve = start_serve(&kc, &[], &[]);
+    let addr = serve.addr.clone();
     let addr2 = addr.clone();
     tokio::task::spawn_blocking(move || {
         wait_until("ready", || {

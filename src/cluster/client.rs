@@ -141,12 +141,24 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
         .find(|c| c.name == context)
         .and_then(|c| c.context.as_ref());
     let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
-    let ca = named
+    let cluster = named
         .map(|c| c.cluster.clone())
         .and_then(|name| kubeconfig.clusters.iter().find(|c| c.name == name))
-        .and_then(|c| c.cluster.as_ref())
-        .map(ca_source)
-        .unwrap_or_default();
+        .and_then(|c| c.cluster.as_ref());
+    let ca = cluster.map(ca_source).unwrap_or_default();
+    let proxy = cluster
+        .and_then(|c| c.proxy_url.as_deref())
+        .map(server_name);
+    // kube-rs sends no user and password to a SOCKS5 proxy: say so rather than be refused by it.
+    if let Some(proxy) = cluster.and_then(|c| c.proxy_url.as_deref())
+        && proxy.starts_with("socks5")
+        && server_name(proxy) != proxy
+    {
+        anyhow::bail!(
+            "the kubeconfig's proxy-url {} has a user and password, which restorewatch cannot send to a SOCKS5 proxy; use an http(s) proxy, or a SOCKS5 proxy without authentication",
+            server_name(proxy)
+        );
+    }
     let announce = args.announce;
     super::exec_plugin::resolve(&mut kubeconfig, &context, timeouts.exec, |what| {
         tracing::info!("{what}");
@@ -163,10 +175,8 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
         .await
         .with_context(|| format!("cannot use context {context}"))?;
     let cluster_url = server_name(&config.cluster_url.to_string());
-    let client = request_client(config.clone(), &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
-    let watch_client = watch_client(config, &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let client = request_client(config.clone(), &timeouts).map_err(build_error)?;
+    let watch_client = watch_client(config, &timeouts).map_err(build_error)?;
     Ok(Connection {
         client,
         watch_client,
@@ -175,11 +185,24 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
             server: cluster_url.trim_end_matches('/').to_string(),
             ca,
             request_timeout: timeouts.request,
+            proxy,
         },
         cluster_url,
         user,
         timeouts,
     })
+}
+
+/// kube names a proxy by its whole URL, `user:password@` included.
+fn build_error(e: kube::Error) -> anyhow::Error {
+    match e {
+        kube::Error::ProxyProtocolUnsupported { proxy_url }
+        | kube::Error::ProxyProtocolDisabled { proxy_url, .. } => anyhow::anyhow!(
+            "the kubeconfig's proxy-url {} uses a protocol restorewatch does not support (http, https and socks5 are)",
+            server_name(&proxy_url.to_string())
+        ),
+        e => anyhow::anyhow!("cannot build a Kubernetes client: {e}"),
+    }
 }
 
 fn ca_source(c: &kube::config::Cluster) -> CaSource {
@@ -234,10 +257,8 @@ fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Optio
     let config = kube::Config::incluster()
         .context("cannot use the pod's service account (in-cluster configuration)")?;
     let cluster_url = server_name(&config.cluster_url.to_string());
-    let client = request_client(config.clone(), &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
-    let watch_client = watch_client(config, &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let client = request_client(config.clone(), &timeouts).map_err(build_error)?;
+    let watch_client = watch_client(config, &timeouts).map_err(build_error)?;
     Ok(Some(Connection {
         client,
         watch_client,
@@ -246,6 +267,7 @@ fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Optio
             server: cluster_url.trim_end_matches('/').to_string(),
             ca: CaSource::File("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt".into()),
             request_timeout: timeouts.request,
+            proxy: None,
         },
         cluster_url,
         user: "serviceaccount".to_string(),

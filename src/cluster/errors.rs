@@ -45,6 +45,8 @@ pub struct Endpoint {
     pub ca: CaSource,
     /// The read timeout of ordinary requests, to say how long was waited.
     pub request_timeout: Option<Duration>,
+    /// The kubeconfig's `proxy-url`, without userinfo: the connection is the proxy's.
+    pub proxy: Option<String>,
 }
 
 /// A server URL as every message, log line and endpoint names it: without the `user:password@`
@@ -243,9 +245,14 @@ pub fn describe_at(e: &kube::Error, at: Option<&Endpoint>) -> String {
             format!("{server} sent an answer that is not valid JSON: {inner}")
         }
         _ => match classify(e) {
-            Failure::Refused => format!(
-                "connection refused by {hp}: nothing listens there (is the API server up, and is the kubeconfig's server address right?)"
-            ),
+            Failure::Refused => match at.and_then(|a| a.proxy.as_deref()) {
+                Some(proxy) => format!(
+                    "connection refused by the proxy {proxy} (the kubeconfig's proxy-url) on the way to {hp}"
+                ),
+                None => format!(
+                    "connection refused by {hp}: nothing listens there (is the API server up, and is the kubeconfig's server address right?)"
+                ),
+            },
             Failure::TimedOut => match at.and_then(|a| a.request_timeout) {
                 Some(t) => format!(
                     "no answer from {server} within {} (--request-timeout); the server accepted the connection but did not respond",

@@ -88,30 +88,22 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     } else {
         format!("{group}/{version}")
     };
-    if group == AUTHZ_GROUP && version == "v1" {
+    // The two review kinds, create-only, as a real server lists them.
+    let review = match (group, version) {
+        (AUTHZ_GROUP, "v1") => Some(("selfsubjectaccessreview", "SelfSubjectAccessReview")),
+        (AUTHN_GROUP, "v1") => Some(("selfsubjectreview", "SelfSubjectReview")),
+        _ => None,
+    };
+    if let Some((singular, kind)) = review {
         return Some(json!({
             "kind": "APIResourceList",
             "apiVersion": "v1",
             "groupVersion": gv,
             "resources": [{
-                "name": "selfsubjectaccessreviews",
-                "singularName": "selfsubjectaccessreview",
+                "name": format!("{singular}s"),
+                "singularName": singular,
                 "namespaced": false,
-                "kind": "SelfSubjectAccessReview",
-                "verbs": ["create"],
-            }],
-        }));
-    }
-    if group == AUTHN_GROUP && version == "v1" {
-        return Some(json!({
-            "kind": "APIResourceList",
-            "apiVersion": "v1",
-            "groupVersion": gv,
-            "resources": [{
-                "name": "selfsubjectreviews",
-                "singularName": "selfsubjectreview",
-                "namespaced": false,
-                "kind": "SelfSubjectReview",
+                "kind": kind,
                 "verbs": ["create"],
             }],
         }));

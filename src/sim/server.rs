@@ -206,32 +206,22 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         Route::OpenApiV2 => error_response(&ApiError::no_route()),
         Route::OpenApiV3Root => get_only(Some(openapi::root())),
         Route::OpenApiV3 { group, version } => get_only(openapi::group_version(&group, &version)),
-        Route::AccessReview => {
+        Route::AccessReview | Route::SelfReview => {
             if r.method != Method::POST {
                 return error_response(&ApiError::method_not_allowed());
             }
             if let Some(e) = ctx.faults.before_request().await {
                 return error_response(&e);
             }
+            let access = matches!(route, Route::AccessReview);
             match serde_json::from_slice::<Value>(&r.body) {
-                Ok(v) if v.is_object() => json_response(201, &caller.review(v)),
-                _ => error_response(&ApiError::bad_request(
-                    "expected a SelfSubjectAccessReview object",
-                )),
-            }
-        }
-        Route::SelfReview => {
-            if r.method != Method::POST {
-                return error_response(&ApiError::method_not_allowed());
-            }
-            if let Some(e) = ctx.faults.before_request().await {
-                return error_response(&e);
-            }
-            match serde_json::from_slice::<Value>(&r.body) {
+                Ok(v) if v.is_object() && access => json_response(201, &caller.review(v)),
                 Ok(v) if v.is_object() => json_response(201, &caller.who_am_i(v)),
-                _ => error_response(&ApiError::bad_request(
-                    "expected a SelfSubjectReview object",
-                )),
+                _ => error_response(&ApiError::bad_request(if access {
+                    "expected a SelfSubjectAccessReview object"
+                } else {
+                    "expected a SelfSubjectReview object"
+                })),
             }
         }
         Route::Resource(path) => {

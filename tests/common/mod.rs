@@ -70,6 +70,19 @@ pub async fn pump(
     }
 }
 
+/// The live pipeline over every namespace `client` sees, with the default settings.
+pub fn watch_all(client: kube::Client) -> restorewatch::pipeline::live::LiveSource {
+    restorewatch::pipeline::live::start(
+        client,
+        restorewatch::pipeline::live::LiveOptions {
+            namespace: None,
+            context: "test".into(),
+            cluster: "sim".into(),
+            settings: restorewatch::analysis::Settings::default(),
+        },
+    )
+}
+
 /// Waits up to `secs` for a frame that satisfies `want`; on timeout fails with `seen` of the
 /// last frame.
 pub async fn wait_frame(
