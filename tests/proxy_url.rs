@@ -14,65 +14,59 @@ const PROXY_PW: &str = "PROXY-PW-secret";
 /// What a proxy was asked for: `CONNECT host:port` lines, or `socks5 user host:port`.
 type Seen = Arc<Mutex<Vec<String>>>;
 
-/// An HTTP proxy that answers CONNECT and then relays bytes both ways.
-async fn http_connect_proxy() -> (String, Seen) {
+/// A proxy on a free port: each connection is handed to `session` with the log.
+async fn proxy<F, Fut>(session: F) -> (String, Seen)
+where
+    F: Fn(TcpStream, Seen) -> Fut + Send + Copy + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let seen: Seen = Arc::default();
     let log = seen.clone();
     tokio::spawn(async move {
-        while let Ok((mut client, _)) = listener.accept().await {
-            let log = log.clone();
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if client.read_exact(&mut byte).await.is_err() {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let target = head
-                    .strip_prefix("CONNECT ")
-                    .and_then(|r| r.split_whitespace().next())
-                    .unwrap_or("")
-                    .to_string();
-                let authorized = head
-                    .to_ascii_lowercase()
-                    .contains("proxy-authorization: basic");
-                log.lock()
-                    .unwrap()
-                    .push(format!("CONNECT {target} auth={authorized}"));
-                let Ok(mut upstream) = TcpStream::connect(&target).await else {
-                    let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
-                    return;
-                };
-                let _ = client
-                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    .await;
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-            });
+        while let Ok((client, _)) = listener.accept().await {
+            tokio::spawn(session(client, log.clone()));
         }
     });
     (addr, seen)
 }
 
-/// A SOCKS5 proxy (RFC 1928, with RFC 1929 user/password when offered) that relays bytes.
-async fn socks5_proxy() -> (String, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let seen: Seen = Arc::default();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((mut c, _)) = listener.accept().await {
-            let log = log.clone();
-            tokio::spawn(async move {
-                let _ = socks5_session(&mut c, &log).await;
-            });
+/// An HTTP proxy: answers CONNECT, then relays bytes both ways.
+async fn http_connect_session(mut client: TcpStream, log: Seen) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if client.read_exact(&mut byte).await.is_err() {
+            return;
         }
-    });
-    (addr, seen)
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let target = head
+        .strip_prefix("CONNECT ")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or("")
+        .to_string();
+    let authorized = head
+        .to_ascii_lowercase()
+        .contains("proxy-authorization: basic");
+    log.lock()
+        .unwrap()
+        .push(format!("CONNECT {target} auth={authorized}"));
+    let Ok(mut upstream) = TcpStream::connect(&target).await else {
+        let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+        return;
+    };
+    let _ = client
+        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await;
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+}
+
+/// A SOCKS5 proxy (RFC 1928, with RFC 1929 user/password when offered) that relays bytes.
+async fn socks5_session_logged(mut c: TcpStream, log: Seen) {
+    let _ = socks5_session(&mut c, &log).await;
 }
 
 async fn socks5_session(c: &mut TcpStream, log: &Seen) -> std::io::Result<()> {
@@ -176,8 +170,8 @@ fn said(out: &Output) -> String {
 async fn check_works_through_an_http_connect_proxy_with_a_password_and_a_socks5_proxy() {
     let sim = Sim::start(SimConfig::default()).await.unwrap();
     let target = sim.url().trim_start_matches("http://").to_string();
-    let (http, http_seen) = http_connect_proxy().await;
-    let (socks, socks_seen) = socks5_proxy().await;
+    let (http, http_seen) = proxy(http_connect_session).await;
+    let (socks, socks_seen) = proxy(socks5_session_logged).await;
     for (proxy, seen, want) in [
         (
             format!("http://me:{PROXY_PW}@{http}"),

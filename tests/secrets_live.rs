@@ -10,7 +10,6 @@ use common::{press, render};
 use crossterm::event::KeyCode;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use restorewatch::analysis::HistoryWhat;
-use restorewatch::sim::{Scenario, Sim, SimConfig, SimHandle};
 use restorewatch::ui::app::{App, Screen};
 use restorewatch::ui::{Msg, update};
 use serde_json::json;
@@ -25,17 +24,6 @@ const SECRETS: [&str; 6] = [
     "LIVE-dsn-1",
     "LIVE-dsn-2",
 ];
-
-async fn sim_after_revert() -> SimHandle {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    sim.play(
-        Scenario::load("pg-servername-reverted").expect("built-in"),
-        1000.0,
-    )
-    .finished()
-    .await;
-    sim
-}
 
 /// Two writes of the CNPG Cluster, each with credentials where operators put them, and a
 /// visible change beside them (`spec.instances` 3, then 4).
@@ -79,7 +67,7 @@ fn assert_hidden(place: &str, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_written_live_reach_neither_the_history_pane_nor_the_report() {
-    let sim = sim_after_revert().await;
+    let sim = common::sim_played("pg-servername-reverted").await;
     let client = sim.client().expect("client");
     let source = common::watch_all(client.clone());
     let mut frames = source.frames.clone();
@@ -145,7 +133,7 @@ fn wait_report(addr: &str, want: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_report_carries_no_credential_and_no_report_turns_it_off() {
-    let sim = sim_after_revert().await;
+    let sim = common::sim_played("pg-servername-reverted").await;
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).unwrap();

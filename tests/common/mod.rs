@@ -70,6 +70,20 @@ pub async fn pump(
     }
 }
 
+/// The emulator after playing the built-in scenario `name` to its end.
+pub async fn sim_played(name: &str) -> restorewatch::sim::SimHandle {
+    let sim = restorewatch::sim::Sim::start(restorewatch::sim::SimConfig::default())
+        .await
+        .expect("emulator");
+    sim.play(
+        restorewatch::sim::Scenario::load(name).expect("built-in"),
+        1000.0,
+    )
+    .finished()
+    .await;
+    sim
+}
+
 /// The live pipeline over every namespace `client` sees, with the default settings.
 pub fn watch_all(client: kube::Client) -> restorewatch::pipeline::live::LiveSource {
     restorewatch::pipeline::live::start(
