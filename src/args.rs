@@ -42,6 +42,10 @@ pub struct ClusterArgs {
     /// nothing for this long plus 15s counts as down and is rebuilt [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_WATCH_TIMEOUT")]
     pub watch_timeout: Option<Duration>,
+    /// How long a kubeconfig's exec credential plugin (cloud CLI, kubelogin) may take before it
+    /// and what it started are stopped [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_EXEC_TIMEOUT")]
+    pub exec_timeout: Option<Duration>,
 }
 
 impl ClusterArgs {
@@ -75,6 +79,10 @@ impl ClusterArgs {
             connect: self.connect_timeout(),
             watch: self.watch_timeout(),
             watch_margin: WATCH_MARGIN,
+            exec: self
+                .exec_timeout
+                .filter(|d| !d.is_zero())
+                .unwrap_or(crate::cluster::exec_plugin::DEFAULT_EXEC_TIMEOUT),
         }
     }
 }
@@ -87,6 +95,7 @@ impl From<&ClusterArgs> for ConnectOptions {
             context: a.context.clone(),
             namespace: a.namespace.clone(),
             timeouts: a.timeouts(),
+            announce: true,
         }
     }
 }

@@ -442,11 +442,7 @@ async fn every_write_is_audited_and_recorded_as_an_event_on_the_restore() {
     let Outcome::Completed { writes } = ex.execute(&plan, |_| {}).await else {
         panic!("must complete")
     };
-    let lines: Vec<Value> = std::fs::read_to_string(&audit)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = audit_lines(&audit);
     assert_eq!(lines.len(), writes);
     for l in &lines {
         for key in [

@@ -208,13 +208,7 @@ async fn the_live_history_shows_the_server_name_revert_and_its_writer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_changed_live_never_shows_in_the_history() {
     use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    sim.play(
-        Scenario::load("pg-servername-reverted").expect("built-in"),
-        1000.0,
-    )
-    .finished()
-    .await;
+    let sim = common::sim_played("pg-servername-reverted").await;
     let client = sim.client().expect("client");
     let source = common::watch_everything(client.clone());
     let mut frames = source.frames.clone();

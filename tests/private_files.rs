@@ -18,6 +18,9 @@ fn line() -> AuditLine {
     AuditLine {
         time: "2026-11-20T10:00:00Z".into(),
         user: "alice".into(),
+        authenticated: restorewatch::actions::audit::Identity::Unknown {
+            unknown: "not asked".into(),
+        },
         context: "prod".into(),
         action: "resume-rename".into(),
         target: "restore tenant-a/restore-test".into(),

@@ -1,6 +1,8 @@
 //! Passwords planted where Cozystack users keep them (a Postgres app's `users`, its backup keys,
 //! a HelmRelease's `values`, a Backup's `underlyingResources`) appear in no view: not in the
-//! YAML of any object, not on any dashboard screen, not in `check` text or JSON.
+//! YAML of any object, not on any dashboard screen, not in `check` text or JSON. Also what hides
+//! in plainer sight: a container env entry named like a credential, a config file inside a
+//! string, a URL's `user:password@`, `*.key`, `htpasswd`, `auth`, `bearer` and `dsn` keys.
 
 mod common;
 
@@ -20,7 +22,7 @@ use std::sync::Arc;
 
 const FIXTURE: &str = "servername-reverted/stale-cache-revert.yaml";
 const NOW: &str = "2026-11-20T10:05:00Z";
-const PLANTED: [&str; 7] = [
+const PLANTED: [&str; 15] = [
     "PLANTED-pg-user-pw",
     "PLANTED-s3-secret",
     "PLANTED-hr-user-pw",
@@ -29,6 +31,14 @@ const PLANTED: [&str; 7] = [
     "PLANTED-vm-cloud-init-pw",
     // The fixture's own: inside the Backup's underlyingResources.
     "fixture-secret-do-not-display",
+    "PLANTED-env-db-pw",
+    "PLANTED-config-file-pw",
+    "PLANTED-url-pw",
+    "PLANTED-tls-key",
+    "PLANTED-htpasswd",
+    "PLANTED-auth",
+    "PLANTED-bearer",
+    "PLANTED-dsn-pw",
 ];
 
 /// The fixture with passwords planted in the app spec and the HelmRelease values, as a file.
@@ -49,7 +59,26 @@ fn planted_dump(dir: &Path) -> PathBuf {
                 item["spec"]["values"]["backup"]["resticPassword"] = json!(PLANTED[3]);
                 item["spec"]["values"]["monitoring"] = json!({"apiToken": PLANTED[4]});
             }
+            Some("Cluster") => {
+                item["spec"]["env"] = json!([{"name": "DB_PASSWORD", "value": PLANTED[7]},
+                                             {"name": "TZ", "value": "UTC"}]);
+                item["spec"]["externalClusters"] = json!([{"name": "origin",
+                    "connectionString": format!("postgres://app:{}@origin:5432/app", PLANTED[9])}]);
+                item["spec"]["postgresql"]["parameters"]["primary_conninfo"] =
+                    json!(format!("host=origin user=r password={}", PLANTED[14]));
+            }
+            Some("ObjectStore") => {
+                item["spec"]["configuration"]["endpointCA"] =
+                    json!({"ca.crt": "cert", "server.key": PLANTED[10]});
+                item["spec"]["instanceSidecarConfiguration"] = json!({
+                    "htpasswd": PLANTED[11], "auth": PLANTED[12], "bearer": PLANTED[13],
+                    "sentryDsn": format!("https://k:{}@sentry/1", PLANTED[14])});
+            }
             _ => {}
+        }
+        if item["kind"] == "HelmRelease" {
+            item["spec"]["values"]["extraConfig"] =
+                json!(format!("listen_addresses: '*'\npassword: {}\n", PLANTED[8]));
         }
     }
     // A VM whose cloud-init sets a password, as VMInstance apps render it.

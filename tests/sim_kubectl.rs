@@ -366,6 +366,11 @@ async fn kubectl_auth_with_a_readonly_policy() {
         err.contains("persistentvolumeclaims is forbidden: User \"system:anonymous\" cannot create resource \"persistentvolumeclaims\" in API group \"\" in the namespace \"tenant-a\""),
         "{err}"
     );
+    // `kubectl auth whoami` (SelfSubjectReview): the identity the token policy gives.
+    let who = k.ok(&["auth", "whoami", "-o", "json"], None).await;
+    let who: Value = serde_json::from_str(&who).expect("a SelfSubjectReview");
+    assert_eq!(who["kind"], "SelfSubjectReview", "{who}");
+    assert_eq!(who["status"]["userInfo"]["username"], "system:anonymous");
 }
 
 fn managers(obj: &Value) -> Vec<(String, String, String)> {

@@ -131,6 +131,7 @@ async fn a_frozen_server_takes_every_watch_down_and_they_are_rebuilt() {
         connect: Some(Duration::from_secs(1)),
         watch: Duration::from_secs(2),
         watch_margin: Duration::from_secs(1),
+        exec: Duration::from_secs(60),
     };
     let source = watch(sim.kube_config(None).expect("config"), &sim.url(), t);
     let mut frames = source.frames.clone();

@@ -10,13 +10,70 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditLine {
     pub time: String,
+    /// The kubeconfig's user entry: a name on this machine, not proof of who wrote.
     pub user: String,
+    /// Who the API server authenticated the writes as.
+    pub authenticated: Identity,
     pub context: String,
     pub action: String,
     pub target: String,
     pub operation: String,
     pub precondition: String,
     pub outcome: String,
+}
+
+/// The identity the API server gives the client's credentials (SelfSubjectReview), or why it
+/// is not known. Unknown is recorded as unknown: a kubeconfig user name is never passed off as it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Identity {
+    Known { user: String, groups: Vec<String> },
+    Unknown { unknown: String },
+}
+
+/// Asks the server who the client is (`kubectl auth whoami`).
+pub async fn authenticated_identity(client: &kube::Client) -> Identity {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    let api: kube::Api<SelfSubjectReview> = kube::Api::all(client.clone());
+    match api
+        .create(&Default::default(), &SelfSubjectReview::default())
+        .await
+    {
+        Ok(review) => {
+            let info = review.status.and_then(|s| s.user_info);
+            match info.and_then(|i| Some((i.username.filter(|u| !u.is_empty())?, i.groups))) {
+                Some((user, groups)) => Identity::Known {
+                    user,
+                    groups: groups.unwrap_or_default(),
+                },
+                None => Identity::Unknown {
+                    unknown: "the SelfSubjectReview named no user".into(),
+                },
+            }
+        }
+        Err(e) => Identity::Unknown {
+            unknown: format!(
+                "the SelfSubjectReview failed: {}",
+                crate::cluster::errors::describe(&e)
+            ),
+        },
+    }
+}
+
+/// One record, one line: serde_json leaves U+2028, U+2029 and U+0085 raw (valid JSON), but
+/// readers that split lines on them (JavaScript, Python's `splitlines`, editors) would cut the
+/// record there, so they are written as escapes.
+fn to_line(line: &AuditLine) -> serde_json::Result<String> {
+    let text = serde_json::to_string(line)?;
+    let mut out = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        match c {
+            '\u{2028}' | '\u{2029}' | '\u{85}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\n');
+    Ok(out)
 }
 
 /// `$XDG_STATE_HOME/restorewatch`, else `~/.local/state/restorewatch`.
@@ -41,8 +98,7 @@ pub fn append(path: &std::path::Path, line: &AuditLine) -> std::io::Result<()> {
         tracing::warn!("{n}");
     }
     let mut f = opened.file;
-    let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
-    text.push('\n');
+    let text = to_line(line).map_err(std::io::Error::other)?;
     f.write_all(text.as_bytes())
 }
 

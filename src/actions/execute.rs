@@ -4,7 +4,7 @@
 //! "re-read and re-plan", never a blind retry; a finished action plans nothing, so a rerun
 //! changes nothing, and an interrupted one resumes where it stopped.
 
-use super::audit::{self, AuditLine};
+use super::audit::{self, AuditLine, Identity};
 use super::fresh::fresh_snapshot;
 use super::ops::Op;
 use super::plan::{Plan, plan};
@@ -88,6 +88,7 @@ impl Executor {
     fn record_line(
         &self,
         plan: &Plan,
+        who: &Identity,
         operation: String,
         precondition: String,
         outcome: &str,
@@ -98,6 +99,7 @@ impl Executor {
         let line = AuditLine {
             time: jiff::Timestamp::now().to_string(),
             user: self.user.clone(),
+            authenticated: who.clone(),
             context: self.context.clone(),
             action: plan.request.action.as_str().to_string(),
             target: plan.request.target.to_string(),
@@ -111,8 +113,15 @@ impl Executor {
         })
     }
 
-    fn record(&self, plan: &Plan, op: &Op, outcome: &str, on_step: &mut impl FnMut(StepEvent)) {
-        if let Err(e) = self.record_line(plan, op.describe(), op.precondition(), outcome) {
+    fn record(
+        &self,
+        plan: &Plan,
+        who: &Identity,
+        op: &Op,
+        outcome: &str,
+        on_step: &mut impl FnMut(StepEvent),
+    ) {
+        if let Err(e) = self.record_line(plan, who, op.describe(), op.precondition(), outcome) {
             on_step(StepEvent::RecordFailed(e));
         }
     }
@@ -178,6 +187,13 @@ impl Executor {
 
     /// Runs the confirmed plan. `on_step` reports progress (the TUI draws it, the CLI prints it).
     pub async fn execute(&self, confirmed: &Plan, mut on_step: impl FnMut(StepEvent)) -> Outcome {
+        // Asked once per action, and only when there is an audit to write it to.
+        let who = match &self.audit {
+            Some(_) => audit::authenticated_identity(&self.client).await,
+            None => Identity::Unknown {
+                unknown: "not asked (no audit log)".into(),
+            },
+        };
         let mut writes = 0;
         let mut conflicts = 0;
         let mut reads = confirmed.reads.clone();
@@ -256,7 +272,7 @@ impl Executor {
                 Ok(()) => {
                     writes += 1;
                     conflicts = 0;
-                    self.record(confirmed, next, "done", &mut on_step);
+                    self.record(confirmed, &who, next, "done", &mut on_step);
                     done_steps.push(next.describe());
                     on_step(StepEvent::Done(next.clone()));
                 }
@@ -264,6 +280,7 @@ impl Executor {
                     conflicts += 1;
                     self.record(
                         confirmed,
+                        &who,
                         next,
                         &format!("conflict, re-planned: {msg}"),
                         &mut on_step,
@@ -280,7 +297,13 @@ impl Executor {
                     }
                 }
                 Err(WriteError::Other(msg)) => {
-                    self.record(confirmed, next, &format!("failed: {msg}"), &mut on_step);
+                    self.record(
+                        confirmed,
+                        &who,
+                        next,
+                        &format!("failed: {msg}"),
+                        &mut on_step,
+                    );
                     break Outcome::Stopped {
                         writes,
                         reason: format!("{} failed: {msg}", next.describe()),
@@ -329,6 +352,7 @@ impl Executor {
                 on_step(StepEvent::RecordFailed(line.clone()));
                 if let Err(e) = self.record_line(
                     confirmed,
+                    &who,
                     format!(
                         "record Event RestorewatchAction on RestoreJob {}/{}",
                         r.namespace, r.name

@@ -57,7 +57,7 @@ impl Target {
                 let config = kube::Config::from_custom_kubeconfig(kc, &opts)
                     .await
                     .context("cannot use the kubeconfig's context")?;
-                let url = config.cluster_url.to_string();
+                let url = crate::cluster::errors::server_name(&config.cluster_url.to_string());
                 Ok((
                     kube::Client::try_from(config).context("cannot build a client")?,
                     url,

@@ -1,7 +1,7 @@
 //! Connecting to a cluster the way kubectl does: `--kubeconfig`, `$KUBECONFIG`, `--context`,
 //! with timeouts on every request so that a frozen API server never hangs a command.
 
-use super::errors::{CaSource, Endpoint};
+use super::errors::{CaSource, Endpoint, server_name};
 use crate::model::KindInfo;
 use anyhow::Context as _;
 use kube::Client;
@@ -30,6 +30,9 @@ pub struct ConnectOptions {
     /// `None`: all namespaces.
     pub namespace: Option<String>,
     pub timeouts: Timeouts,
+    /// Say on stderr what a connection waits for (an exec credential plugin): the commands
+    /// do, the dashboard (whose screen stderr would break) logs it only.
+    pub announce: bool,
 }
 
 /// How long to wait for what, on one connection.
@@ -42,6 +45,8 @@ pub struct Timeouts {
     pub watch: Duration,
     /// Added to `watch`: the longest silence a watch may keep before it counts as down.
     pub watch_margin: Duration,
+    /// The longest an exec credential plugin may take.
+    pub exec: Duration,
 }
 
 impl Default for Timeouts {
@@ -51,6 +56,7 @@ impl Default for Timeouts {
             connect: Some(DEFAULT_CONNECT_TIMEOUT),
             watch: DEFAULT_WATCH_TIMEOUT,
             watch_margin: WATCH_MARGIN,
+            exec: super::exec_plugin::DEFAULT_EXEC_TIMEOUT,
         }
     }
 }
@@ -96,6 +102,7 @@ pub struct Connection {
     /// For the dashboard's watches (see `watch_client`).
     pub watch_client: Client,
     pub context: String,
+    /// The server, without userinfo (see `server_name`): safe to print.
     pub cluster_url: String,
     /// The kubeconfig user, for the audit log.
     pub user: String,
@@ -115,7 +122,7 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
     if let Some(conn) = in_cluster(args, timeouts)? {
         return Ok(conn);
     }
-    let kubeconfig = match &args.kubeconfig {
+    let mut kubeconfig = match &args.kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
         None => Kubeconfig::read()
@@ -134,12 +141,32 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
         .find(|c| c.name == context)
         .and_then(|c| c.context.as_ref());
     let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
-    let ca = named
+    let cluster = named
         .map(|c| c.cluster.clone())
         .and_then(|name| kubeconfig.clusters.iter().find(|c| c.name == name))
-        .and_then(|c| c.cluster.as_ref())
-        .map(ca_source)
-        .unwrap_or_default();
+        .and_then(|c| c.cluster.as_ref());
+    let ca = cluster.map(ca_source).unwrap_or_default();
+    let proxy = cluster
+        .and_then(|c| c.proxy_url.as_deref())
+        .map(server_name);
+    // kube-rs sends no user and password to a SOCKS5 proxy: say so rather than be refused by it.
+    if let Some(proxy) = cluster.and_then(|c| c.proxy_url.as_deref())
+        && proxy.starts_with("socks5")
+        && server_name(proxy) != proxy
+    {
+        anyhow::bail!(
+            "the kubeconfig's proxy-url {} has a user and password, which restorewatch cannot send to a SOCKS5 proxy; use an http(s) proxy, or a SOCKS5 proxy without authentication",
+            server_name(proxy)
+        );
+    }
+    let announce = args.announce;
+    super::exec_plugin::resolve(&mut kubeconfig, &context, timeouts.exec, |what| {
+        tracing::info!("{what}");
+        if announce {
+            crate::say_err!("restorewatch: {what}");
+        }
+    })
+    .await?;
     let opts = KubeConfigOptions {
         context: Some(context.clone()),
         ..Default::default()
@@ -147,11 +174,9 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &opts)
         .await
         .with_context(|| format!("cannot use context {context}"))?;
-    let cluster_url = config.cluster_url.to_string();
-    let client = request_client(config.clone(), &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
-    let watch_client = watch_client(config, &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let cluster_url = server_name(&config.cluster_url.to_string());
+    let client = request_client(config.clone(), &timeouts).map_err(build_error)?;
+    let watch_client = watch_client(config, &timeouts).map_err(build_error)?;
     Ok(Connection {
         client,
         watch_client,
@@ -160,11 +185,24 @@ pub async fn connect_with(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::
             server: cluster_url.trim_end_matches('/').to_string(),
             ca,
             request_timeout: timeouts.request,
+            proxy,
         },
         cluster_url,
         user,
         timeouts,
     })
+}
+
+/// kube names a proxy by its whole URL, `user:password@` included.
+fn build_error(e: kube::Error) -> anyhow::Error {
+    match e {
+        kube::Error::ProxyProtocolUnsupported { proxy_url }
+        | kube::Error::ProxyProtocolDisabled { proxy_url, .. } => anyhow::anyhow!(
+            "the kubeconfig's proxy-url {} uses a protocol restorewatch does not support (http, https and socks5 are)",
+            server_name(&proxy_url.to_string())
+        ),
+        e => anyhow::anyhow!("cannot build a Kubernetes client: {e}"),
+    }
 }
 
 fn ca_source(c: &kube::config::Cluster) -> CaSource {
@@ -218,11 +256,9 @@ fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Optio
     }
     let config = kube::Config::incluster()
         .context("cannot use the pod's service account (in-cluster configuration)")?;
-    let cluster_url = config.cluster_url.to_string();
-    let client = request_client(config.clone(), &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
-    let watch_client = watch_client(config, &timeouts)
-        .map_err(|e| anyhow::anyhow!("cannot build a Kubernetes client: {e}"))?;
+    let cluster_url = server_name(&config.cluster_url.to_string());
+    let client = request_client(config.clone(), &timeouts).map_err(build_error)?;
+    let watch_client = watch_client(config, &timeouts).map_err(build_error)?;
     Ok(Some(Connection {
         client,
         watch_client,
@@ -231,6 +267,7 @@ fn in_cluster(args: &ConnectOptions, timeouts: Timeouts) -> anyhow::Result<Optio
             server: cluster_url.trim_end_matches('/').to_string(),
             ca: CaSource::File("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt".into()),
             request_timeout: timeouts.request,
+            proxy: None,
         },
         cluster_url,
         user: "serviceaccount".to_string(),

@@ -45,6 +45,24 @@ pub struct Endpoint {
     pub ca: CaSource,
     /// The read timeout of ordinary requests, to say how long was waited.
     pub request_timeout: Option<Duration>,
+    /// The kubeconfig's `proxy-url`, without userinfo: the connection is the proxy's.
+    pub proxy: Option<String>,
+}
+
+/// A server URL as every message, log line and endpoint names it: without the `user:password@`
+/// a kubeconfig's server (or proxy) URL may carry, which would otherwise be printed with every
+/// error.
+pub fn server_name(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url
+            .rsplit_once('@')
+            .map_or(url, |(_, host)| host)
+            .to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!("{scheme}://{host}{path}")
 }
 
 impl Endpoint {
@@ -227,9 +245,14 @@ pub fn describe_at(e: &kube::Error, at: Option<&Endpoint>) -> String {
             format!("{server} sent an answer that is not valid JSON: {inner}")
         }
         _ => match classify(e) {
-            Failure::Refused => format!(
-                "connection refused by {hp}: nothing listens there (is the API server up, and is the kubeconfig's server address right?)"
-            ),
+            Failure::Refused => match at.and_then(|a| a.proxy.as_deref()) {
+                Some(proxy) => format!(
+                    "connection refused by the proxy {proxy} (the kubeconfig's proxy-url) on the way to {hp}"
+                ),
+                None => format!(
+                    "connection refused by {hp}: nothing listens there (is the API server up, and is the kubeconfig's server address right?)"
+                ),
+            },
             Failure::TimedOut => match at.and_then(|a| a.request_timeout) {
                 Some(t) => format!(
                     "no answer from {server} within {} (--request-timeout); the server accepted the connection but did not respond",
@@ -327,6 +350,26 @@ mod tests {
         );
         assert_eq!(e("https://k8s.example").host_port(), "k8s.example:443");
         assert_eq!(e("http://127.0.0.1").host_port(), "127.0.0.1:80");
+    }
+
+    #[test]
+    fn a_server_is_named_without_its_userinfo() {
+        assert_eq!(
+            server_name("https://admin:s3cret@k8s.example:6443/prefix?x=1"),
+            "https://k8s.example:6443/prefix?x=1"
+        );
+        assert_eq!(
+            server_name("https://k8s.example:6443"),
+            "https://k8s.example:6443"
+        );
+        assert_eq!(server_name("http://u:p@w@127.0.0.1"), "http://127.0.0.1");
+        assert_eq!(
+            server_name("socks5://u:pw@proxy:1080"),
+            "socks5://proxy:1080"
+        );
+        assert_eq!(server_name("u:pw@proxy:3128"), "proxy:3128");
+        // An `@` in the path is not userinfo.
+        assert_eq!(server_name("https://h/a@b"), "https://h/a@b");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod client;
 pub mod errors;
+pub mod exec_plugin;
 pub mod files;
 pub mod input;
 pub mod json_stream;

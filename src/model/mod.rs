@@ -12,6 +12,7 @@ pub mod objects;
 pub mod ownership;
 pub mod packed;
 pub mod quantity;
+pub mod secret_text;
 pub mod secrets;
 pub mod snapshot;
 pub mod strmap;

@@ -10,6 +10,7 @@
 //! `publicKey` and a bare `key` (a taint's, a label's) are not credentials. A VM's cloud-init
 //! payload (`cloudInit`, `userData`) is where its passwords are written, and is hidden too.
 
+use super::secret_text::redact_text;
 use serde_json::Value;
 
 /// What stands where a secret was.
@@ -34,7 +35,15 @@ const CREDENTIAL_WORDS: &[&str] = &[
     "accesskey",
     "secretkey",
     "privatekey",
+    "htpasswd",
+    "bearer",
+    "authorization",
+    "dsn",
 ];
+
+/// Words that hold a credential when they end the key (`auth`, `basicAuth`), but only describe
+/// one elsewhere (`authType`, `authMethod`).
+const CREDENTIAL_LAST_WORDS: &[&str] = &["auth"];
 
 /// Words that make a following `key` a credential (`apiKey`, `s3AccessKey`, `tls.key`).
 const KEY_QUALIFIERS: &[&str] = &[
@@ -115,21 +124,34 @@ pub fn is_credential_key(key: &str) -> bool {
     if w.is_empty() || is_pointer_key(key) {
         return false;
     }
-    w.iter().enumerate().any(|(i, word)| {
-        let prev = i.checked_sub(1).map(|p| w[p].as_str());
-        CREDENTIAL_WORDS.contains(&word.as_str())
-            || ((word == "key" || word == "keys")
-                && prev.is_some_and(|p| KEY_QUALIFIERS.contains(&p)))
-            || prev.is_some_and(|p| PAYLOAD_PAIRS.contains(&(p, word.as_str())))
-    })
+    // A file name's `.key` (`server.key`, `ca.key`): a private key's usual name.
+    let key_file = key.contains('.') && w.last().is_some_and(|l| l == "key");
+    let last_word = w
+        .last()
+        .is_some_and(|l| CREDENTIAL_LAST_WORDS.contains(&l.as_str()));
+    key_file
+        || last_word
+        || w.iter().enumerate().any(|(i, word)| {
+            let prev = i.checked_sub(1).map(|p| w[p].as_str());
+            CREDENTIAL_WORDS.contains(&word.as_str())
+                || ((word == "key" || word == "keys")
+                    && prev.is_some_and(|p| KEY_QUALIFIERS.contains(&p)))
+                || prev.is_some_and(|p| PAYLOAD_PAIRS.contains(&(p, word.as_str())))
+        })
 }
 
-/// Replaces, anywhere below `v`, the value of every credential key with [`REDACTED`].
+/// Replaces, anywhere below `v`, the value of every credential key with [`REDACTED`], the
+/// `value` of every `{name, value}` entry whose name names one (`env: [{name: DB_PASSWORD,
+/// value: ...}]`), and the credentials written inside strings (see `secret_text`).
 pub fn redact_credentials(v: &mut Value) {
     match v {
         Value::Object(map) => {
+            let named_secret = map
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(is_credential_key);
             for (k, child) in map.iter_mut() {
-                if is_credential_key(k) {
+                if is_credential_key(k) || (named_secret && k == "value") {
                     redact_inside(child);
                 } else {
                     redact_credentials(child);
@@ -137,6 +159,11 @@ pub fn redact_credentials(v: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact_credentials),
+        Value::String(s) => {
+            if let Some(clean) = redact_text(s) {
+                *s = clean;
+            }
+        }
         _ => {}
     }
 }
@@ -158,11 +185,11 @@ fn redact_inside(v: &mut Value) {
     }
 }
 
-/// Hides, in an object about to be kept for display, what must never reach a screen or a log:
-/// a Backup's `underlyingResources` (a CNPG snapshot carries user passwords), credentials in an
-/// application's spec (`apps.cozystack.io`), a VM's spec (its cloud-init) and a HelmRelease's
-/// `values`, and every value of
-/// a Secret's `data` and `stringData` (the keys stay: they say what the Secret holds).
+/// Hides, in an object about to be kept for display, what must never reach a screen, a log or
+/// `/report`: a Backup's `underlyingResources` (a CNPG snapshot carries user passwords), every
+/// value of a Secret's `data` and `stringData` (the keys stay: they say what the Secret holds),
+/// and in every kind the credentials `redact_credentials` finds (an app's or a HelmRelease's
+/// values, a VM's cloud-init, a container's env, a DSN in a CNPG Cluster's parameters).
 pub fn redact_for_display(v: &mut Value) {
     let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
@@ -175,21 +202,6 @@ pub fn redact_for_display(v: &mut Value) {
                 status.insert("underlyingResources".into(), Value::String(REDACTED.into()));
             }
         }
-        ("apps.cozystack.io", _) => {
-            if let Some(spec) = v.get_mut("spec") {
-                redact_credentials(spec);
-            }
-        }
-        ("kubevirt.io", "VirtualMachine" | "VirtualMachineInstance") => {
-            if let Some(spec) = v.get_mut("spec") {
-                redact_credentials(spec);
-            }
-        }
-        ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-            if let Some(values) = v.pointer_mut("/spec/values") {
-                redact_credentials(values);
-            }
-        }
         ("", "Secret") => {
             for field in ["data", "stringData"] {
                 if let Some(map) = v.get_mut(field).and_then(Value::as_object_mut) {
@@ -200,6 +212,7 @@ pub fn redact_for_display(v: &mut Value) {
         }
         _ => {}
     }
+    redact_credentials(v);
 }
 
 #[cfg(test)]
@@ -243,6 +256,15 @@ mod tests {
             "cloudInitNoCloud",
             "userData",
             "userDataBase64",
+            "htpasswd",
+            "auth",
+            "basicAuth",
+            "server.key",
+            "ca.key",
+            "sentryDsn",
+            "DATABASE_DSN",
+            "bearer",
+            "Authorization",
         ];
         let not_credentials = [
             "keepOriginalPVC",
@@ -268,6 +290,9 @@ mod tests {
             "userName",
             "dataSource",
             "userDataSecretRef",
+            "authType",
+            "authentication",
+            "key.name",
             "",
         ];
         for k in credentials {
@@ -327,6 +352,36 @@ mod tests {
         assert_eq!(v["spec"]["secrets"]["secretName"], "kept");
         assert_eq!(v["spec"]["credentials"]["accessKeyId"]["key"], "ID");
         assert_eq!(v["spec"]["credentials"]["secretAccessKey"]["name"], "c");
+    }
+
+    #[test]
+    fn env_entries_strings_and_urls_of_any_kind_are_redacted() {
+        let mut cluster = json!({
+            "apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "pg"},
+            "spec": {
+                "env": [{"name": "DB_PASSWORD", "value": "env-pw"}, {"name": "TZ", "value": "UTC"},
+                        {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}}],
+                "postgresql": {"parameters": {"primary_conninfo": "host=a user=r password=dsn-pw"}},
+                "externalClusters": [{"name": "origin",
+                    "connectionString": "postgres://app:url-pw@origin:5432/db"}],
+                "config": "listen: 1\nhtpasswd: admin:$apr1$hash-pw\n",
+                "proxy": {"auth": "basic-pw", "authType": "basic"}
+            }
+        });
+        redact_for_display(&mut cluster);
+        let s = cluster.to_string();
+        for planted in ["env-pw", "dsn-pw", "url-pw", "hash-pw", "basic-pw"] {
+            assert!(!s.contains(planted), "{planted} shown: {s}");
+        }
+        let spec = &cluster["spec"];
+        assert_eq!(spec["env"][0]["name"], "DB_PASSWORD");
+        assert_eq!(spec["env"][1]["value"], "UTC");
+        assert_eq!(spec["env"][2]["valueFrom"]["secretKeyRef"]["name"], "s");
+        assert_eq!(
+            spec["externalClusters"][0]["connectionString"],
+            format!("postgres://app:{REDACTED}@origin:5432/db")
+        );
+        assert_eq!(spec["proxy"]["authType"], "basic");
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct State {
     pub bodies: Bodies,
     /// Held by each connection being served.
     slots: Arc<Semaphore>,
+    /// `/report` answers (`serve --no-report` turns it off: it names restores, objects and
+    /// their history to anyone who can reach the port).
+    pub report: bool,
 }
 
 impl State {
@@ -61,6 +64,7 @@ impl State {
             docs_base,
             source,
             limits,
+            report: true,
             bodies: Bodies::default(),
             slots: Arc::new(Semaphore::new(limits.max_connections)),
         }
@@ -123,6 +127,11 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
                 format!("{}\n", r.text(&state.source)),
             )
         }
+        "/report" if !state.report => response(
+            StatusCode::NOT_FOUND,
+            TEXT,
+            "/report is turned off (serve --no-report); /metrics, /healthz and /readyz answer\n",
+        ),
         "/report" => {
             let r = Readiness::of(frame.as_deref());
             let code = ok_or_unavailable(r.has_report());

@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// How long a Running restore may go without change before it counts as stalled
     #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
     pub stall_after: Option<jiff::SignedDuration>,
+    /// Answer /report with 404: only metrics and probes (the report names restores, objects
+    /// and their recent changes to anyone who can reach the port)
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
@@ -64,12 +68,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         },
         watch,
     );
-    let state = Arc::new(http::State::new(
+    let mut state = http::State::new(
         source.frames.clone(),
         args.docs_url.clone(),
         source_name.clone(),
         http::Limits::default(),
-    ));
+    );
+    state.report = !args.no_report;
+    let state = Arc::new(state);
     // Scripts and tests read the bound address (port 0 picks one) from this line.
     eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");
     tracing::info!(%addr, source = %source_name, "serving");

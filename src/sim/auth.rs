@@ -170,6 +170,25 @@ impl Caller<'_> {
         }
     }
 
+    /// Answers a `SelfSubjectReview` body: the same object with the caller's `userInfo`.
+    pub fn who_am_i(&self, mut body: Value) -> Value {
+        let groups = match self {
+            Caller::Anyone => json!(["system:masters", "system:authenticated"]),
+            Caller::User(p) if p.user == "system:anonymous" => json!(["system:unauthenticated"]),
+            Caller::User(_) => json!(["system:authenticated"]),
+        };
+        if let Some(o) = body.as_object_mut() {
+            o.insert(
+                "status".into(),
+                json!({"userInfo": {"username": self.user(), "groups": groups}}),
+            );
+            o.entry("metadata").or_insert_with(|| json!({}));
+            o.insert("apiVersion".into(), json!("authentication.k8s.io/v1"));
+            o.insert("kind".into(), json!("SelfSubjectReview"));
+        }
+        body
+    }
+
     /// Answers a `SelfSubjectAccessReview` body: the same object with `status` filled in.
     pub fn review(&self, mut body: Value) -> Value {
         let attrs = body.pointer("/spec/resourceAttributes").cloned();

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::model::{KINDS, KindInfo};
 
 pub const AUTHZ_GROUP: &str = "authorization.k8s.io";
+pub const AUTHN_GROUP: &str = "authentication.k8s.io";
 
 pub fn version() -> Value {
     json!({
@@ -42,6 +43,7 @@ fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
         }
     }
     out.push((AUTHZ_GROUP, vec!["v1"]));
+    out.push((AUTHN_GROUP, vec!["v1"]));
     out
 }
 
@@ -86,16 +88,22 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     } else {
         format!("{group}/{version}")
     };
-    if group == AUTHZ_GROUP && version == "v1" {
+    // The two review kinds, create-only, as a real server lists them.
+    let review = match (group, version) {
+        (AUTHZ_GROUP, "v1") => Some(("selfsubjectaccessreview", "SelfSubjectAccessReview")),
+        (AUTHN_GROUP, "v1") => Some(("selfsubjectreview", "SelfSubjectReview")),
+        _ => None,
+    };
+    if let Some((singular, kind)) = review {
         return Some(json!({
             "kind": "APIResourceList",
             "apiVersion": "v1",
             "groupVersion": gv,
             "resources": [{
-                "name": "selfsubjectaccessreviews",
-                "singularName": "selfsubjectaccessreview",
+                "name": format!("{singular}s"),
+                "singularName": singular,
                 "namespaced": false,
-                "kind": "SelfSubjectAccessReview",
+                "kind": kind,
                 "verbs": ["create"],
             }],
         }));

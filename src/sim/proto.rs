@@ -1,5 +1,6 @@
 //! The few Kubernetes protobuf request bodies kubectl sends to built-in APIs (its typed clients
-//! prefer protobuf): `SelfSubjectAccessReview` (`kubectl auth can-i`) and metadata-only objects
+//! prefer protobuf): `SelfSubjectAccessReview` (`kubectl auth can-i`), `SelfSubjectReview`
+//! (`kubectl auth whoami`) and metadata-only objects
 //! such as a Namespace (`kubectl create namespace`). Decoded to the JSON the rest of the
 //! emulator works on; anything else is refused with 415 so the client knows to send JSON.
 
@@ -151,8 +152,9 @@ pub fn decode(body: &[u8]) -> Option<Value> {
             }
             obj["spec"] = Value::Object(s);
         }
-        // Objects whose spec kubectl leaves empty when it creates them.
-        "Namespace" => {}
+        // Objects whose spec kubectl leaves empty when it creates them; a SelfSubjectReview
+        // (`kubectl auth whoami`) has no spec at all.
+        "Namespace" | "SelfSubjectReview" => {}
         _ => return None,
     }
     Some(obj)

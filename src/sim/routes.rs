@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::model::{KINDS, Kind};
-use crate::sim::discovery::AUTHZ_GROUP;
+use crate::sim::discovery::{AUTHN_GROUP, AUTHZ_GROUP};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Route {
@@ -13,11 +13,19 @@ pub enum Route {
     ApiVersions,
     ApiGroupList,
     ApiGroup(String),
-    ResourceList { group: String, version: String },
+    ResourceList {
+        group: String,
+        version: String,
+    },
     OpenApiV2,
     OpenApiV3Root,
-    OpenApiV3 { group: String, version: String },
+    OpenApiV3 {
+        group: String,
+        version: String,
+    },
     AccessReview,
+    /// `SelfSubjectReview` (`kubectl auth whoami`): who the token authenticates as.
+    SelfReview,
     Resource(ResourcePath),
     NotFound,
 }
@@ -67,6 +75,7 @@ pub fn parse_path(path: &str) -> Route {
             version: v.to_string(),
         },
         ["apis", g, "v1", "selfsubjectaccessreviews"] if *g == AUTHZ_GROUP => Route::AccessReview,
+        ["apis", g, "v1", "selfsubjectreviews"] if *g == AUTHN_GROUP => Route::SelfReview,
         ["api", v, rest @ ..] => resource(String::new(), v, rest),
         ["apis", g, v, rest @ ..] => resource(g.to_string(), v, rest),
         _ => Route::NotFound,

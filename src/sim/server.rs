@@ -153,7 +153,10 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             // Without a token, discovery stays readable as on a real server
             // (system:public-info-viewer); a wrong token is refused everywhere.
             let public = authorization.is_empty()
-                && !matches!(route, Route::Resource(_) | Route::AccessReview);
+                && !matches!(
+                    route,
+                    Route::Resource(_) | Route::AccessReview | Route::SelfReview
+                );
             if !public {
                 return error_response(&ApiError::unauthorized());
             }
@@ -203,18 +206,22 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         Route::OpenApiV2 => error_response(&ApiError::no_route()),
         Route::OpenApiV3Root => get_only(Some(openapi::root())),
         Route::OpenApiV3 { group, version } => get_only(openapi::group_version(&group, &version)),
-        Route::AccessReview => {
+        Route::AccessReview | Route::SelfReview => {
             if r.method != Method::POST {
                 return error_response(&ApiError::method_not_allowed());
             }
             if let Some(e) = ctx.faults.before_request().await {
                 return error_response(&e);
             }
+            let access = matches!(route, Route::AccessReview);
             match serde_json::from_slice::<Value>(&r.body) {
-                Ok(v) if v.is_object() => json_response(201, &caller.review(v)),
-                _ => error_response(&ApiError::bad_request(
-                    "expected a SelfSubjectAccessReview object",
-                )),
+                Ok(v) if v.is_object() && access => json_response(201, &caller.review(v)),
+                Ok(v) if v.is_object() => json_response(201, &caller.who_am_i(v)),
+                _ => error_response(&ApiError::bad_request(if access {
+                    "expected a SelfSubjectAccessReview object"
+                } else {
+                    "expected a SelfSubjectReview object"
+                })),
             }
         }
         Route::Resource(path) => {

@@ -45,6 +45,7 @@ impl Connector {
             context: context.map(str::to_string),
             namespace: self.namespace.clone(),
             timeouts: self.timeouts,
+            announce: false,
         };
         let conn = client::connect_with(&args, self.timeouts).await?;
         tracing::info!(context = %conn.context, cluster = %conn.cluster_url, "watching");

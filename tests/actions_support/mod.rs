@@ -149,6 +149,15 @@ async fn sim_loaded(config: SimConfig, objs: Vec<Value>) -> (SimHandle, kube::Cl
     (sim, client)
 }
 
+/// The records of an audit log, one JSON object a line.
+pub fn audit_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("the audit log was written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line one JSON record"))
+        .collect()
+}
+
 pub fn executor(client: &kube::Client, max_writes: Option<usize>) -> Executor {
     Executor {
         client: client.clone(),

@@ -71,6 +71,21 @@ pub async fn pump(
     }
 }
 
+/// The emulator after playing the built-in scenario `name` to its end.
+pub async fn sim_played(name: &str) -> restorewatch::sim::SimHandle {
+    let sim = restorewatch::sim::Sim::start(restorewatch::sim::SimConfig::default())
+        .await
+        .expect("emulator");
+    sim.play(
+        restorewatch::sim::Scenario::load(name).expect("built-in"),
+        1000.0,
+    )
+    .finished()
+    .await;
+    sim
+}
+
+
 /// Waits up to `secs` for a frame that satisfies `want`; on timeout fails with `seen` of the
 /// last frame.
 pub async fn wait_frame(
