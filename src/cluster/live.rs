@@ -120,6 +120,9 @@ fn key_of(obj: &DynamicObject) -> ObjKey {
     )
 }
 
+/// Listed Events buffered between two trims to their bound (`snapshot::bound_events`).
+const EVENTS_TRIM_STEP: usize = 2_000;
+
 async fn watch_kind(
     client: kube::Client,
     info: &'static KindInfo,
@@ -147,16 +150,24 @@ async fn watch_kind(
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone()).boxed();
         let mut buffer: Vec<AnyObject> = Vec::new();
+        let mut trim_at = EVENTS_TRIM_STEP;
         let mut failure: Option<(Option<u16>, String)> = None;
         while let Some(item) = stream.next().await {
             let change = match item {
                 Ok(Event::Init) => {
                     buffer.clear();
+                    trim_at = EVENTS_TRIM_STEP;
                     Change::Resync(info.kind)
                 }
                 Ok(Event::InitApply(o)) => {
                     if let Some(obj) = to_object(info, o) {
                         buffer.push(obj);
+                    }
+                    // Events are bounded while they are listed, not only once stored: a
+                    // relist in a flood would hold every one of them first.
+                    if info.kind == Kind::Event && buffer.len() >= trim_at {
+                        buffer = crate::model::snapshot::bound_events(std::mem::take(&mut buffer));
+                        trim_at = buffer.len() * 2 + EVENTS_TRIM_STEP;
                     }
                     continue;
                 }

@@ -351,6 +351,27 @@ impl Store<Event> {
     }
 }
 
+/// `objs` with its Events cut to the bound the store keeps (the newest about each object),
+/// other kinds as they are: what a relist holds before it replaces the store, so that a flood
+/// is not buffered whole first.
+pub fn bound_events(objs: Vec<AnyObject>) -> Vec<AnyObject> {
+    let mut events = Objects::default();
+    let mut out = Vec::with_capacity(objs.len());
+    for o in objs {
+        match o {
+            AnyObject::Event(_) => events.insert(o),
+            other => out.push(other),
+        }
+    }
+    out.extend(
+        events
+            .events
+            .iter()
+            .map(|e| AnyObject::Event(Arc::clone(e))),
+    );
+    out
+}
+
 /// How much a kind's objects can be trusted right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncState {
@@ -597,5 +618,37 @@ impl Snapshot {
             SyncState::Resyncing { .. } | SyncState::Failed { .. } => h.last_event.is_some(),
             SyncState::Syncing | SyncState::Forbidden { .. } => false,
         })
+    }
+}
+
+#[cfg(test)]
+mod event_bound_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What a relist buffers in a flood is cut to the store's bound as it comes in.
+    #[test]
+    fn a_relisted_flood_keeps_the_newest_events_and_every_other_object() {
+        let mut objs = vec![
+            crate::model::parse_object(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": "pv-1"}}))
+            .unwrap(),
+        ];
+        for i in 0..300 {
+            objs.push(
+                crate::model::parse_watched(json!({"apiVersion": "v1", "kind": "Event",
+                    "metadata": {"name": format!("r1.{i:03}"), "namespace": "t"},
+                    "involvedObject": {"kind": "RestoreJob", "name": "r1"},
+                    "message": "m",
+                    "lastTimestamp": format!("2026-11-20T10:{:02}:{:02}Z", i / 60, i % 60)}))
+                .unwrap(),
+            );
+        }
+        let kept = bound_events(objs);
+        let names: Vec<String> = kept.iter().map(|o| o.meta().name.clone()).collect();
+        assert_eq!(kept.len(), EVENTS_PER_OBJECT + 1);
+        assert!(names.contains(&"pv-1".to_string()));
+        assert!(names.contains(&"r1.299".to_string()));
+        assert!(!names.contains(&"r1.099".to_string()));
     }
 }
