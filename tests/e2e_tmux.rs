@@ -5,6 +5,10 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// What the shell runs after the program: its exit status, whether the terminal is back in
+/// canonical mode, then a marker to wait for.
+const SHELL_AFTER: &str = "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60";
+
 struct Tmux {
     socket: String,
     _home: tempfile::TempDir,
@@ -117,12 +121,7 @@ impl Drop for Tmux {
 
 #[test]
 fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back() {
-    let t = Tmux::start(
-        "tour",
-        "demo --speed 20",
-        "echo BEFORE-DEMO;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
-    );
+    let t = Tmux::start("tour", "demo --speed 20", "echo BEFORE-DEMO;", SHELL_AFTER);
 
     // The list comes up with every demo restore, and the broken ones carry error badges.
     let s = t.wait("the restores list", |s| {
@@ -410,7 +409,7 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         "panic",
         "demo --scenario vm-healthy",
         "export RESTOREWATCH_DEBUG_PANIC=1;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
+        SHELL_AFTER,
     );
     t.wait("the shell after the crash", |s| s.contains("STTY-DONE"));
     let s = t.history();
@@ -769,7 +768,7 @@ fn a_signal_ends_the_dashboard_in_the_middle_of_a_frame() {
         "busy",
         "demo --scenario vm-healthy",
         "export RESTOREWATCH_DEBUG_BUSY=1;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
+        SHELL_AFTER,
     );
     t.wait("the first frame", |s| s.contains("restores["));
     let pid = t.program_pid();

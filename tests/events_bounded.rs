@@ -4,10 +4,9 @@
 
 mod common;
 
-use restorewatch::analysis::Settings;
 use restorewatch::model::Kind;
 use restorewatch::model::snapshot::{EVENT_BYTES_PER_OBJECT, EVENTS_PER_OBJECT};
-use restorewatch::pipeline::live::{LiveOptions, start};
+use restorewatch::pipeline::live::start;
 use restorewatch::sim::{Sim, SimConfig};
 use serde_json::json;
 
@@ -34,15 +33,7 @@ async fn events_about_a_restore_are_bounded_in_count_and_bytes() {
     ] {
         sim.store().put(obj).expect("put");
     }
-    let source = start(
-        sim.client().expect("client"),
-        LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: Settings::default(),
-        },
-    );
+    let source = start(sim.client().expect("client"), common::live_options());
     let mut frames = source.frames.clone();
     common::wait_frame(
         &mut frames,

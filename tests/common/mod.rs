@@ -97,3 +97,13 @@ pub async fn wait_frame(
         }
     }
 }
+
+/// The live pipeline's options for a test on the emulator: every namespace, default settings.
+pub fn live_options() -> restorewatch::pipeline::live::LiveOptions {
+    restorewatch::pipeline::live::LiveOptions {
+        namespace: None,
+        context: "test".into(),
+        cluster: "sim".into(),
+        settings: restorewatch::analysis::Settings::default(),
+    }
+}
