@@ -5,6 +5,10 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// What the shell runs after the program: its exit status, whether the terminal is back in
+/// canonical mode, then a marker to wait for.
+const SHELL_AFTER: &str = "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60";
+
 struct Tmux {
     socket: String,
     _home: tempfile::TempDir,
@@ -28,15 +32,22 @@ impl Tmux {
     ) -> Tmux {
         let bin = std::env::var("RESTOREWATCH_E2E_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+        let state = home.path().join("state");
+        let config = home.path().join("config");
+        let script = format!(
+            "{before} XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}; {after}",
+            state.display(),
+            config.display()
+        );
+        Tmux::start_script(home, name, &script)
+    }
+
+    /// Runs `script` under `sh -c` in a fresh tmux server.
+    fn start_script(home: tempfile::TempDir, name: &str, script: &str) -> Tmux {
         let t = Tmux {
             socket: format!("rw-e2e-{name}-{}", std::process::id()),
             _home: home,
         };
-        let script = format!(
-            "{before} XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}; {after}",
-            t.state().display(),
-            t._home.path().join("config").display()
-        );
         t.run(&[
             "new-session",
             "-d",
@@ -48,7 +59,7 @@ impl Tmux {
             "40",
             "sh",
             "-c",
-            &script,
+            script,
         ]);
         t
     }
@@ -110,12 +121,7 @@ impl Drop for Tmux {
 
 #[test]
 fn an_operator_finds_the_broken_restores_in_the_demo_and_the_terminal_comes_back() {
-    let t = Tmux::start(
-        "tour",
-        "demo --speed 20",
-        "echo BEFORE-DEMO;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
-    );
+    let t = Tmux::start("tour", "demo --speed 20", "echo BEFORE-DEMO;", SHELL_AFTER);
 
     // The list comes up with every demo restore, and the broken ones carry error badges.
     let s = t.wait("the restores list", |s| {
@@ -403,7 +409,7 @@ fn a_crash_leaves_a_usable_terminal_and_names_the_log() {
         "panic",
         "demo --scenario vm-healthy",
         "export RESTOREWATCH_DEBUG_PANIC=1;",
-        "echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon; echo STTY-DONE; sleep 60",
+        SHELL_AFTER,
     );
     t.wait("the shell after the crash", |s| s.contains("STTY-DONE"));
     let s = t.history();
@@ -635,4 +641,146 @@ fn ctx_switches_between_two_clusters_in_place() {
     );
     assert!(s.contains("context beta (was alpha)"), "{s}");
     t.keys(&["q"]);
+}
+
+/// Waits (bounded) for process `pid` to be gone; fails saying how much CPU it burnt meanwhile.
+fn wait_gone(pid: u32, what: &str) {
+    let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    // utime + stime in clock ticks, after the command name (which may hold spaces).
+    let ticks = |s: &str| -> u64 {
+        let f: Vec<&str> = s
+            .rsplit_once(')')
+            .map_or("", |(_, r)| r)
+            .split_whitespace()
+            .collect();
+        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let first = stat().map(|s| ticks(&s)).unwrap_or(0);
+    let start = Instant::now();
+    loop {
+        match stat() {
+            None => return,
+            // A zombie has ended; only its parent has not reaped it yet.
+            Some(s)
+                if s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z')) =>
+            {
+                return;
+            }
+            Some(s) => assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{what}: the dashboard ({pid}) still runs after 30 s, {} s of CPU burnt meanwhile",
+                (ticks(&s) - first) / 100
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Runs the dashboard (`args`) in tmux through `sh -c WRAPPER`, where `WRAPPER` (built by
+/// `wrap` from the command line) outlives the terminal and writes the exit status to a file;
+/// kills tmux once `ready` is on screen; returns the exit status.
+fn status_after_the_terminal_goes(
+    name: &str,
+    args: &str,
+    ready: &str,
+    wrap: impl Fn(&str, &std::path::Path) -> String,
+) -> String {
+    let home = tempfile::tempdir().expect("temp dir");
+    let status = home.path().join("status");
+    let bin = std::env::var("RESTOREWATCH_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
+    let command = format!(
+        "XDG_STATE_HOME={} XDG_CONFIG_HOME={} {bin} {args}",
+        home.path().join("state").display(),
+        home.path().join("config").display()
+    );
+    let script = wrap(&command, &status);
+    let t = Tmux::start_script(home, name, &script);
+    t.wait(ready, |s| s.contains(ready));
+    let pid = t.program_pid();
+    t.run(&["kill-server"]);
+    wait_gone(pid, name);
+    let start = Instant::now();
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status)
+            && !s.trim().is_empty()
+        {
+            return s.trim().to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{name}: no exit status written"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 18, point 12: the terminal going away (a window closed, ssh dropped, tmux killed) ends
+/// the dashboard on a live cluster with 129, also when no SIGHUP comes (here: another
+/// session, so only the terminal's end tells); it used to spin on `read(0) = 0` and, once it
+/// ended, abort writing to the dead terminal (134).
+#[test]
+fn the_dashboard_ends_when_its_terminal_goes_away() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sim = SimProcess::start("vm-healthy", dir.path());
+    let kc = dir.path().join("vm-healthy.kubeconfig");
+    let status = status_after_the_terminal_goes(
+        "gone",
+        &format!("--kubeconfig {}", kc.display()),
+        "restore-test",
+        |cmd, status| {
+            format!(
+                "setsid sh -c '{cmd}; echo $? > {}'; sleep 60",
+                status.display()
+            )
+        },
+    );
+    assert_eq!(status, "129", "the exit status of a terminal gone");
+    drop(sim);
+}
+
+/// Issue 18, point 12: with stdin at its end (`</dev/null`, the keys come from /dev/tty), a
+/// terminal that closes ends the demo with 129 too (the shell around it ignores SIGHUP to
+/// live on and tell).
+#[test]
+fn the_demo_with_stdin_at_eof_ends_when_its_terminal_closes() {
+    let status = status_after_the_terminal_goes(
+        "eof",
+        "demo --scenario vm-healthy </dev/null",
+        "restores[",
+        |cmd, status| {
+            format!(
+                "trap '' HUP; {cmd}; echo $? > {}; sleep 60",
+                status.display()
+            )
+        },
+    );
+    assert_eq!(status, "129", "the exit status of a terminal gone");
+}
+
+/// Issue 18, point 12: a signal ends the dashboard even while a frame takes long (a stand-in
+/// switch makes the first frame never end), with the signal's status and the terminal back.
+#[test]
+fn a_signal_ends_the_dashboard_in_the_middle_of_a_frame() {
+    let t = Tmux::start(
+        "busy",
+        "demo --scenario vm-healthy",
+        "export RESTOREWATCH_DEBUG_BUSY=1;",
+        SHELL_AFTER,
+    );
+    t.wait("the first frame", |s| s.contains("restores["));
+    let pid = t.program_pid();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "SIGTERM sent to {pid}");
+    let s = t.wait("the shell after the signal", |s| s.contains("STTY-DONE"));
+    assert!(s.contains("EXIT=143"), "exit status 128+15:\n{s}");
+    assert!(
+        s.lines().any(|l| l.trim() == "icanon"),
+        "the terminal is back in canonical mode:\n{s}"
+    );
 }

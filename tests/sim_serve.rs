@@ -33,9 +33,14 @@ fn dump(dir: &std::path::Path) -> std::path::PathBuf {
 
 /// Starts `sim serve --load DUMP` and returns it with its URL.
 fn serve(dir: &std::path::Path) -> (Child, String) {
+    serve_loading(&dump(dir), dir)
+}
+
+/// Starts `sim serve --load FILE` and returns it with its URL.
+fn serve_loading(file: &std::path::Path, dir: &std::path::Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
         .args(["sim", "serve", "--load"])
-        .arg(dump(dir))
+        .arg(file)
         .arg("--write-kubeconfig")
         .arg(dir.join("kubeconfig"))
         .stdout(Stdio::piped())
@@ -118,4 +123,83 @@ async fn sigint_ends_the_server() {
     let (status, took) = stop(child, "-INT");
     eprintln!("sim serve exited {status} {took:?} after SIGINT");
     assert!(status.success(), "{status}");
+}
+
+/// A PVC as `kubectl get pvc -o yaml` prints it, indented by `pad` (inside a List's items).
+fn pvc_yaml(i: usize, pad: &str) -> String {
+    let mut s = String::new();
+    for line in [
+        "apiVersion: v1".to_string(),
+        "kind: PersistentVolumeClaim".to_string(),
+        "metadata:".to_string(),
+        "  annotations:".to_string(),
+        "    pv.kubernetes.io/bind-completed: \"yes\"".to_string(),
+        "  labels:".to_string(),
+        format!("    app.kubernetes.io/instance: vm-{i}"),
+        format!("  name: vm-disk-{i}"),
+        format!("  namespace: tenant-{}", i % 7),
+        format!("  resourceVersion: \"{}\"", 9000 + i),
+        format!("  uid: 0000-{i}"),
+        "spec:".to_string(),
+        "  accessModes:".to_string(),
+        "  - ReadWriteOnce".to_string(),
+        "  resources:".to_string(),
+        "    requests:".to_string(),
+        "      storage: 10Gi".to_string(),
+        format!("  volumeName: pv-{i}"),
+        "status:".to_string(),
+        "  phase: Bound".to_string(),
+    ] {
+        s.push_str(pad);
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+/// Issue 18, point 13: what `check --snapshot` reads, `sim serve --load` loads: a YAML List of
+/// 6,000 objects (over the YAML parser's default budget of 250,000 nodes) and a file of 1,100
+/// YAML documents (over its default of 1,024), both refused before.
+#[tokio::test]
+async fn large_yaml_dumps_that_check_reads_load_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut list = String::from("apiVersion: v1\nitems:\n");
+    for i in 0..6000 {
+        let item = pvc_yaml(i, "  ");
+        list.push_str("- ");
+        list.push_str(&item[2..]);
+    }
+    list.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    let mut docs = String::new();
+    for i in 0..1100 {
+        docs.push_str(&pvc_yaml(i, ""));
+        docs.push_str("---\n");
+    }
+    for (name, text, want) in [("list.yaml", list, 6000), ("docs.yaml", docs, 1100)] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, &text).unwrap();
+        let check = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
+            .args(["check", "-o", "json", "--fail-on", "never", "--snapshot"])
+            .arg(&file)
+            .output()
+            .expect("check runs");
+        assert!(check.status.success(), "check reads {name}: {check:?}");
+        let (child, url) = serve_loading(&file, dir.path());
+        let pvcs: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> = Api::all(client(&url));
+        let listed = pvcs.list(&Default::default()).await.expect("list");
+        assert_eq!(listed.items.len(), want, "{name}: every object loaded");
+        let last: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+            Api::namespaced(client(&url), &format!("tenant-{}", (want - 1) % 7));
+        let got = last
+            .get(&format!("vm-disk-{}", want - 1))
+            .await
+            .expect("the last object is there");
+        assert_eq!(
+            got.metadata.resource_version.as_deref(),
+            Some(format!("{}", 9000 + want - 1).as_str()),
+            "{name}: the version as dumped"
+        );
+        let (status, _) = stop(child, "-TERM");
+        assert!(status.success(), "{status}");
+    }
 }

@@ -12,6 +12,7 @@
 //! read-only, unless `--writes-namespace` gives it a namespace for its own scratch PVC.
 
 pub mod external;
+pub mod flood;
 pub mod r#gen;
 pub mod kubectl;
 pub mod per_change;
@@ -83,6 +84,17 @@ pub struct BenchArgs {
     /// their columns side by side)
     #[arg(long, value_name = "FILE")]
     pub render_json: Vec<PathBuf>,
+    /// Measure nothing else: flood one RestoreJob with 3,000 Events of 64 KiB and
+    /// --flood-small small ones, and print `restorewatch serve`'s memory before and after
+    #[arg(long)]
+    pub event_flood: bool,
+    /// With --event-flood: how many small Events follow the large ones
+    #[arg(long, default_value_t = 100_000, requires = "event_flood")]
+    pub flood_small: usize,
+    /// With --event-flood: the restorewatch binary whose `serve` is measured (default: this
+    /// one), e.g. an older build to compare with
+    #[arg(long, value_name = "FILE", requires = "event_flood")]
+    pub serve_bin: Option<PathBuf>,
 }
 
 impl Default for BenchArgs {
@@ -101,6 +113,9 @@ impl Default for BenchArgs {
             json: None,
             write_dump: None,
             render_json: Vec::new(),
+            event_flood: false,
+            flood_small: 100_000,
+            serve_bin: None,
         }
     }
 }
@@ -158,6 +173,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             return Ok(0);
         }
         _ => {}
+    }
+    if args.event_flood {
+        return flood::run(args.serve_bin.clone(), args.flood_small).await;
     }
     if let Some(path) = &args.write_dump {
         let n = args.sizes.first().copied().unwrap_or(20_000);

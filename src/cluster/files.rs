@@ -37,6 +37,46 @@ pub struct Loaded {
     pub problems: Vec<LoadProblem>,
     /// Objects of kinds restorewatch does not read, skipped silently but counted.
     pub ignored: usize,
+    /// Every object as read, of any kind, nothing stripped: filled instead of `objects` by
+    /// `load_values` (the emulator's `--load` replays a dump as it was).
+    pub values: Vec<Value>,
+    keep_values: bool,
+}
+
+impl Loaded {
+    /// Takes an object: as read (`load_values`) or parsed for the analysis.
+    fn accept(&mut self, v: Value, problem: impl FnOnce(String) -> LoadProblem) {
+        if self.keep_values {
+            match v {
+                Value::Object(_) => self.values.push(v),
+                _ => self.problems.push(problem("not an object".into())),
+            }
+            return;
+        }
+        match parse_object(v) {
+            Ok(o) => self.objects.push(o),
+            Err(ParseError::UnknownKind { .. }) => self.ignored += 1,
+            Err(e) => self.problems.push(problem(e.to_string())),
+        }
+    }
+
+    /// How much has been taken, to go back to (see `rollback`).
+    pub(crate) fn mark(&self) -> [usize; 4] {
+        [
+            self.objects.len(),
+            self.problems.len(),
+            self.ignored,
+            self.values.len(),
+        ]
+    }
+
+    /// Forgets what was taken after `mark`.
+    pub(crate) fn rollback(&mut self, [objects, problems, ignored, values]: [usize; 4]) {
+        self.objects.truncate(objects);
+        self.problems.truncate(problems);
+        self.ignored = ignored;
+        self.values.truncate(values);
+    }
 }
 
 /// Parses one file's text. `origin` names it in problems.
@@ -49,13 +89,28 @@ pub fn load_text(text: &str, origin: &str) -> Loaded {
 /// with its position, and only what holds it is skipped.
 pub fn load_bytes(bytes: &[u8], origin: &str) -> Loaded {
     let mut out = Loaded::default();
+    load_into(bytes, origin, &mut out);
+    out
+}
+
+/// What `load_bytes` reads, every object kept as read (`Loaded::values`), whatever its kind:
+/// the emulator loads any dump `check` reads.
+pub fn load_values(bytes: &[u8], origin: &str) -> Loaded {
+    let mut out = Loaded {
+        keep_values: true,
+        ..Loaded::default()
+    };
+    load_into(bytes, origin, &mut out);
+    out
+}
+
+fn load_into(bytes: &[u8], origin: &str, out: &mut Loaded) {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{' | b'[')) {
-        load_json_bytes(bytes, origin, &mut out);
+        load_json_bytes(bytes, origin, out);
     } else {
-        super::yaml_stream::load_yaml(bytes, origin, &mut out);
+        super::yaml_stream::load_yaml(bytes, origin, out);
     }
-    out
 }
 
 fn load_json_bytes(bytes: &[u8], origin: &str, out: &mut Loaded) {
@@ -83,7 +138,10 @@ fn load_json_bytes(bytes: &[u8], origin: &str, out: &mut Loaded) {
                     offset += chunk.invalid().len();
                 }
             }
-            let mut parsed = Loaded::default();
+            let mut parsed = Loaded {
+                keep_values: out.keep_values,
+                ..Loaded::default()
+            };
             super::json_stream::load_json(&text, origin, &mut parsed);
             out.problems.append(&mut parsed.problems);
             out.ignored += parsed.ignored;
@@ -92,6 +150,12 @@ fn load_json_bytes(bytes: &[u8], origin: &str, out: &mut Loaded) {
                     .objects
                     .into_iter()
                     .filter(|o| !o.raw().contains(char::REPLACEMENT_CHARACTER)),
+            );
+            out.values.extend(
+                parsed
+                    .values
+                    .into_iter()
+                    .filter(|v| !v.to_string().contains(char::REPLACEMENT_CHARACTER)),
             );
         }
     }
@@ -144,11 +208,7 @@ pub(crate) fn accept_value(
         }
         return;
     }
-    match parse_object(v) {
-        Ok(o) => out.objects.push(o),
-        Err(ParseError::UnknownKind { .. }) => out.ignored += 1,
-        Err(e) => out.problems.push(problem(e.to_string())),
-    }
+    out.accept(v, problem);
 }
 
 /// Item `n` (1-based) of a List. A typed list (`RestoreJobList` straight from the API) leaves
@@ -179,16 +239,12 @@ pub(crate) fn accept_item_at(
         obj.entry("kind")
             .or_insert_with(|| Value::String(kind.to_string()));
     }
-    match parse_object(item) {
-        Ok(o) => out.objects.push(o),
-        Err(ParseError::UnknownKind { .. }) => out.ignored += 1,
-        Err(e) => out.problems.push(LoadProblem {
-            origin: origin.into(),
-            document,
-            line,
-            message: format!("item {n}: {e}"),
-        }),
-    }
+    out.accept(item, |e| LoadProblem {
+        origin: origin.into(),
+        document,
+        line,
+        message: format!("item {n}: {e}"),
+    });
 }
 
 #[cfg(test)]

@@ -122,6 +122,9 @@ fn key_of(obj: &DynamicObject) -> ObjKey {
     )
 }
 
+/// Listed Events buffered between two trims to their bound (`snapshot::bound_events`).
+const EVENTS_TRIM_STEP: usize = 2_000;
+
 async fn watch_kind(
     client: kube::Client,
     info: &'static KindInfo,
@@ -150,6 +153,7 @@ async fn watch_kind(
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone()).boxed();
         let mut buffer: Vec<AnyObject> = Vec::new();
+        let mut trim_at = EVENTS_TRIM_STEP;
         let mut failure: Option<(Option<u16>, String)> = None;
         // While listing, each page answers within --request-timeout like `check`'s lists; the
         // watch client's own read timeout is the (much longer) idle limit of a watch.
@@ -170,11 +174,18 @@ async fn watch_kind(
                 Ok(Event::Init) => {
                     listing = true;
                     buffer.clear();
+                    trim_at = EVENTS_TRIM_STEP;
                     Change::Resync(info.kind)
                 }
                 Ok(Event::InitApply(o)) => {
                     if let Some(obj) = to_object(info, o) {
                         buffer.push(obj);
+                    }
+                    // Events are bounded while they are listed, not only once stored: a
+                    // relist in a flood would hold every one of them first.
+                    if info.kind == Kind::Event && buffer.len() >= trim_at {
+                        buffer = crate::model::snapshot::bound_events(std::mem::take(&mut buffer));
+                        trim_at = buffer.len() * 2 + EVENTS_TRIM_STEP;
                     }
                     continue;
                 }

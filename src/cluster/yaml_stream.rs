@@ -231,7 +231,7 @@ fn load_list_by_items(
             .map(|k| (a, k)),
         _ => None,
     };
-    let before = (out.objects.len(), out.problems.len(), out.ignored);
+    let before = out.mark();
     let cut = shape.indent + 2;
     let mut item = String::new();
     let mut item_line = 0;
@@ -271,10 +271,8 @@ fn load_list_by_items(
     true
 }
 
-fn rollback(out: &mut Loaded, (objects, problems, ignored): (usize, usize, usize)) -> bool {
-    out.objects.truncate(objects);
-    out.problems.truncate(problems);
-    out.ignored = ignored;
+fn rollback(out: &mut Loaded, mark: [usize; 4]) -> bool {
+    out.rollback(mark);
     false
 }
 

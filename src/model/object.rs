@@ -165,6 +165,14 @@ fn parse(mut v: Value, event_text: bool) -> Result<AnyObject, ParseError> {
     let meta = Meta::parse(&v).ok_or(ParseError::NoName { kind: api_kind })?;
     strip_noise(&mut v);
     if kind == Kind::Event && !event_text {
+        // Nothing reads a watched Event's labels, annotations or writers, and whoever may
+        // create Events may make them large.
+        let meta = Meta {
+            labels: Default::default(),
+            annotations: Default::default(),
+            managed: Vec::new(),
+            ..meta
+        };
         return Ok(AnyObject::build(
             kind,
             meta,

@@ -302,6 +302,76 @@ impl Terms for Obj<DataDownload> {
     }
 }
 
+/// Events kept about one object (a RestoreJob): the newest this many. Anyone who may create
+/// Events in a namespace can make thousands about a restore; kept whole they took `serve` past
+/// its memory limit (OOM-killed, then no alerts).
+pub const EVENTS_PER_OBJECT: usize = 200;
+/// Bytes of Event messages kept about one object, the newest first (messages are cut at
+/// `objects::EVENT_MESSAGE_MAX` already).
+pub const EVENT_BYTES_PER_OBJECT: usize = 256 << 10;
+
+/// The term under which the Events about one object are found: where the Events are, and the
+/// kind and name of what they are about.
+pub fn involved_term(namespace: &str, kind: &str, name: &str) -> String {
+    format!("involved\u{0}{namespace}\u{0}{kind}\u{0}{name}")
+}
+
+impl Terms for Obj<Event> {
+    fn terms(&self, out: &mut Vec<String>) {
+        out.push(involved_term(
+            &self.meta.namespace,
+            &self.involved.kind,
+            &self.involved.name,
+        ));
+    }
+}
+
+impl Store<Event> {
+    /// Drops the oldest Events under `term` while there are more than `EVENTS_PER_OBJECT` or
+    /// their messages hold more than `EVENT_BYTES_PER_OBJECT`.
+    fn keep_newest(&mut self, term: &str) {
+        loop {
+            let about = self.by_term(term);
+            let bytes: usize = about
+                .iter()
+                .map(|e| e.message.as_deref().map_or(0, str::len))
+                .sum();
+            if about.len() <= EVENTS_PER_OBJECT && bytes <= EVENT_BYTES_PER_OBJECT {
+                return;
+            }
+            let Some(oldest) = about
+                .iter()
+                .min_by_key(|e| (e.last, e.first, e.meta.created, &e.meta.name))
+            else {
+                return;
+            };
+            let key = ObjKey::new(oldest.meta.namespace.clone(), oldest.meta.name.clone());
+            self.remove(&key);
+        }
+    }
+}
+
+/// `objs` with its Events cut to the bound the store keeps (the newest about each object),
+/// other kinds as they are: what a relist holds before it replaces the store, so that a flood
+/// is not buffered whole first.
+pub fn bound_events(objs: Vec<AnyObject>) -> Vec<AnyObject> {
+    let mut events = Objects::default();
+    let mut out = Vec::with_capacity(objs.len());
+    for o in objs {
+        match o {
+            AnyObject::Event(_) => events.insert(o),
+            other => out.push(other),
+        }
+    }
+    out.extend(
+        events
+            .events
+            .iter()
+            .map(|e| AnyObject::Event(Arc::clone(e))),
+    );
+    out
+}
+
 /// How much a kind's objects can be trusted right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncState {
@@ -373,9 +443,18 @@ macro_rules! snapshot {
         }
 
         impl Objects {
+            /// Stores `obj`; Events only within their bound (`EVENTS_PER_OBJECT`), the
+            /// oldest about the same object dropped.
             pub fn insert(&mut self, obj: AnyObject) {
+                let events_about = match &obj {
+                    AnyObject::Event(e) => Some(terms_of(e)),
+                    _ => None,
+                };
                 match obj {
                     $(AnyObject::$variant(o) => self.$field.insert(o),)*
+                }
+                for term in events_about.into_iter().flatten() {
+                    self.events.keep_newest(&term);
                 }
             }
 
@@ -421,7 +500,6 @@ macro_rules! snapshot {
 impl Terms for Obj<Namespace> {}
 impl Terms for Obj<StorageClass> {}
 impl Terms for Obj<Pod> {}
-impl Terms for Obj<Event> {}
 impl Terms for Obj<RestoreJob> {}
 impl Terms for Obj<Backup> {}
 impl Terms for Obj<DataVolume> {}
@@ -540,5 +618,37 @@ impl Snapshot {
             SyncState::Resyncing { .. } | SyncState::Failed { .. } => h.last_event.is_some(),
             SyncState::Syncing | SyncState::Forbidden { .. } => false,
         })
+    }
+}
+
+#[cfg(test)]
+mod event_bound_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What a relist buffers in a flood is cut to the store's bound as it comes in.
+    #[test]
+    fn a_relisted_flood_keeps_the_newest_events_and_every_other_object() {
+        let mut objs = vec![
+            crate::model::parse_object(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": "pv-1"}}))
+            .unwrap(),
+        ];
+        for i in 0..300 {
+            objs.push(
+                crate::model::parse_watched(json!({"apiVersion": "v1", "kind": "Event",
+                    "metadata": {"name": format!("r1.{i:03}"), "namespace": "t"},
+                    "involvedObject": {"kind": "RestoreJob", "name": "r1"},
+                    "message": "m",
+                    "lastTimestamp": format!("2026-11-20T10:{:02}:{:02}Z", i / 60, i % 60)}))
+                .unwrap(),
+            );
+        }
+        let kept = bound_events(objs);
+        let names: Vec<String> = kept.iter().map(|o| o.meta().name.clone()).collect();
+        assert_eq!(kept.len(), EVENTS_PER_OBJECT + 1);
+        assert!(names.contains(&"pv-1".to_string()));
+        assert!(names.contains(&"r1.299".to_string()));
+        assert!(!names.contains(&"r1.099".to_string()));
     }
 }

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 
 use crate::sim::auth::Policy;
 use crate::sim::faults::{FAULT_SPEC_HELP, FaultSpec};
-use crate::sim::load::parse_objects;
+use crate::sim::load::read_dump;
 use crate::sim::scenario::Scenario;
 use crate::sim::{Sim, SimConfig};
 
@@ -123,10 +123,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut loaded = Vec::new();
     for path in &args.loads {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let objs = parse_objects(&text).with_context(|| format!("parsing {}", path.display()))?;
-        loaded.push((path.clone(), objs));
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let dump = read_dump(&bytes, &path.display().to_string());
+        for p in &dump.problems {
+            crate::say_err!("restorewatch sim: {p}; the rest is loaded");
+        }
+        loaded.push((path.clone(), dump.values));
     }
     if !(args.speed.is_finite() && args.speed > 0.0) {
         bail!("--speed must be a positive number");

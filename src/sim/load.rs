@@ -1,55 +1,25 @@
 //! Reading kubectl dumps and manifests: a `List` (or `<Kind>List`), a single object, JSON or
 //! multi-document YAML, any mix of kinds.
 
-use anyhow::Context;
 use serde_json::Value;
 
-/// Every object in `text`, lists flattened. Items of a typed list (`PersistentVolumeClaimList`)
-/// that lack `apiVersion`/`kind` get them from the list.
+/// Every object in `text`, lists flattened, read as `check --snapshot` reads it (the same
+/// reader: no parser budget a large dump breaches). Items of a typed list
+/// (`PersistentVolumeClaimList`) that lack `apiVersion`/`kind` get them from the list. Any
+/// document that cannot be read is an error here; `sim serve --load` reports it and loads the
+/// rest (`read_dump`).
 pub fn parse_objects(text: &str) -> anyhow::Result<Vec<Value>> {
-    let docs: Vec<Value> = match serde_json::from_str::<Value>(text) {
-        Ok(v) => vec![v],
-        Err(_) => serde_saphyr::from_multiple::<Value>(text).context("parsing YAML")?,
-    };
-    let mut out = Vec::new();
-    for doc in docs {
-        flatten(doc, &mut out);
+    let loaded = read_dump(text.as_bytes(), "the dump");
+    match loaded.problems.first() {
+        Some(p) => anyhow::bail!("{p}"),
+        None => Ok(loaded.values),
     }
-    Ok(out)
 }
 
-fn flatten(doc: Value, out: &mut Vec<Value>) {
-    if doc.is_null() {
-        return;
-    }
-    let kind = doc
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if let Some(items) = doc.get("items").and_then(Value::as_array)
-        && kind.ends_with("List")
-    {
-        let item_kind = kind
-            .strip_suffix("List")
-            .filter(|k| !k.is_empty())
-            .map(str::to_string);
-        let api_version = doc.get("apiVersion").cloned();
-        for item in items.clone() {
-            let mut item = item;
-            if let Some(o) = item.as_object_mut() {
-                if let (Some(k), false) = (&item_kind, o.contains_key("kind")) {
-                    o.insert("kind".into(), Value::String(k.clone()));
-                }
-                if let (Some(av), false) = (&api_version, o.contains_key("apiVersion")) {
-                    o.insert("apiVersion".into(), av.clone());
-                }
-            }
-            flatten(item, out);
-        }
-        return;
-    }
-    out.push(doc);
+/// Every object a dump holds (`values`), and the documents that could not be read
+/// (`problems`, with file and document number).
+pub fn read_dump(bytes: &[u8], origin: &str) -> crate::cluster::files::Loaded {
+    crate::cluster::files::load_values(bytes, origin)
 }
 
 #[cfg(test)]

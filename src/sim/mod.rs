@@ -66,6 +66,9 @@ pub struct SimConfig {
     pub bookmark_interval: Duration,
     /// Changes kept per kind for watch resume; older versions get 410 Expired.
     pub history_limit: usize,
+    /// Bytes of history kept, all kinds together (`store::DEFAULT_HISTORY_BYTES`); the oldest
+    /// changes go first.
+    pub history_bytes: usize,
     /// Run the simulated kube-controller-manager (`controllers`): protection finalizers,
     /// garbage collector, PV binder.
     pub controller_manager: bool,
@@ -88,6 +91,7 @@ impl Default for SimConfig {
             faults: FaultSpec::default(),
             bookmark_interval: Duration::from_secs(30),
             history_limit: 1000,
+            history_bytes: store::DEFAULT_HISTORY_BYTES,
             controller_manager: true,
             finalizer_delay: Duration::from_millis(100),
             pv_resync: Duration::from_secs(15),
@@ -120,7 +124,7 @@ impl Sim {
             .await
             .with_context(|| format!("binding 127.0.0.1:{}", config.port))?;
         let addr = listener.local_addr()?;
-        let store = Store::new(config.history_limit, config.seed);
+        let store = Store::bounded(config.history_limit, config.history_bytes, config.seed);
         let faults = FaultHandle::new(config.faults.clone());
         let ctx = Arc::new(server::Ctx {
             store: store.clone(),

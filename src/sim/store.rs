@@ -16,6 +16,11 @@ use crate::sim::status::ApiError;
 /// Changes the controllers may fall behind by before they re-read the whole store.
 const ALL_CHANGES_CAPACITY: usize = 4096;
 
+/// Bytes of watch history kept by default, all kinds together: an object with a 1 MiB
+/// annotation patched 1,500 times took the emulator to 2-3 GiB when only the number of
+/// changes was bounded. etcd compacts by time, so a real server loses old versions too.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 << 20;
+
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
 pub type ObjKey = (String, String);
 
@@ -49,7 +54,8 @@ pub struct Change {
 
 struct KindState {
     objects: BTreeMap<ObjKey, Value>,
-    history: VecDeque<Arc<Change>>,
+    /// Each change with the bytes it holds (`change_bytes`).
+    history: VecDeque<(Arc<Change>, usize)>,
     /// resourceVersion of the newest change dropped from `history`: a watch from an older
     /// version cannot be served completely and must get 410 Expired.
     evicted_rv: u64,
@@ -63,6 +69,9 @@ pub struct Txn {
     seq: u64,
     rng: u64,
     history_limit: usize,
+    /// The bytes all kinds' histories may hold, and what they hold.
+    history_budget: usize,
+    history_bytes: usize,
     kinds: Vec<KindState>,
 }
 
@@ -214,16 +223,37 @@ impl Txn {
             object: object.clone(),
             previous,
         });
-        state.history.push_back(change.clone());
+        let bytes = change_bytes(&change);
+        state.history.push_back((change.clone(), bytes));
+        self.history_bytes += bytes;
         while state.history.len() > limit {
-            if let Some(old) = state.history.pop_front() {
+            if let Some((old, bytes)) = state.history.pop_front() {
                 state.evicted_rv = old.rv;
+                self.history_bytes -= bytes;
             }
         }
         // No receivers is normal (nobody watching this kind).
         let _ = state.tx.send(change.clone());
         let _ = self.all_tx.send(change);
+        self.compact_over_budget();
         object
+    }
+
+    /// Drops the oldest changes, of whichever kind, until the histories fit the byte budget:
+    /// a watch resuming from a dropped version gets 410 Expired and relists.
+    fn compact_over_budget(&mut self) {
+        while self.history_bytes > self.history_budget {
+            let oldest = self
+                .kinds
+                .iter_mut()
+                .filter_map(|k| Some((k.history.front()?.0.rv, k)))
+                .min_by_key(|(rv, _)| *rv);
+            let Some((_, state)) = oldest else { break };
+            if let Some((old, bytes)) = state.history.pop_front() {
+                state.evicted_rv = old.rv;
+                self.history_bytes -= bytes;
+            }
+        }
     }
 
     /// Replaces a stored object without recording a change: only for loading dumps, where the
@@ -240,6 +270,23 @@ impl Txn {
     }
 }
 
+/// Roughly what a change holds in memory (its object and the previous version), without
+/// serialising it: strings and keys by length, every value and entry by a fixed overhead.
+fn change_bytes(change: &Change) -> usize {
+    fn value_bytes(v: &Value) -> usize {
+        const NODE: usize = 32;
+        NODE + match v {
+            Value::String(s) => s.len(),
+            Value::Array(a) => a.iter().map(value_bytes).sum(),
+            Value::Object(m) => m.iter().map(|(k, v)| NODE + k.len() + value_bytes(v)).sum(),
+            _ => 0,
+        }
+    }
+    std::mem::size_of::<Change>()
+        + value_bytes(&change.object)
+        + change.previous.as_ref().map_or(0, value_bytes)
+}
+
 pub fn set_rv(obj: &mut Value, rv: u64) {
     if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("resourceVersion".into(), json!(rv.to_string()));
@@ -248,6 +295,12 @@ pub fn set_rv(obj: &mut Value, rv: u64) {
 
 impl Store {
     pub fn new(history_limit: usize, seed: u64) -> Self {
+        Store::bounded(history_limit, DEFAULT_HISTORY_BYTES, seed)
+    }
+
+    /// A store whose watch history holds at most `history_limit` changes per kind and
+    /// `history_bytes` bytes in all.
+    pub fn bounded(history_limit: usize, history_bytes: usize, seed: u64) -> Self {
         let cap = history_limit.max(16);
         let kinds = KINDS
             .iter()
@@ -267,6 +320,8 @@ impl Store {
                 seq: 0,
                 rng: seed,
                 history_limit: history_limit.max(1),
+                history_budget: history_bytes,
+                history_bytes: 0,
                 kinds,
             })),
             nudge: Arc::new(tokio::sync::Notify::new()),
@@ -381,8 +436,8 @@ impl Store {
                 state
                     .history
                     .iter()
-                    .filter(|c| c.rv > rv)
-                    .cloned()
+                    .filter(|(c, _)| c.rv > rv)
+                    .map(|(c, _)| Arc::clone(c))
                     .collect()
             }
         };
@@ -403,6 +458,17 @@ impl Store {
             state.history.clear();
             state.evicted_rv = rv;
         }
+        txn.history_bytes = 0;
+    }
+
+    /// What the watch histories hold, in bytes (as `change_bytes` counts them), recounted.
+    pub fn history_bytes(&self) -> usize {
+        let txn = self.lock();
+        txn.kinds
+            .iter()
+            .flat_map(|k| k.history.iter())
+            .map(|(c, _)| change_bytes(c))
+            .sum()
     }
 
     /// Live feed of one kind's changes.

@@ -18,6 +18,7 @@ pub mod orig_totals;
 pub mod run;
 pub mod select;
 pub mod sort;
+pub mod terminal_input;
 pub mod theme;
 pub mod update;
 pub mod views;

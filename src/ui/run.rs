@@ -6,20 +6,19 @@ use super::act;
 use super::action_worker::{self, WorkerTx};
 use super::app::{App, UiOptions};
 use super::context::{self, Connector, Session};
+use super::terminal_input::{self, Input};
 use super::update::{Msg, event_to_msg, update};
 use super::views::view;
 use crate::pipeline::FrameRx;
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, EventStream};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
-use futures::StreamExt;
 use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::path::PathBuf;
-use std::task::Poll;
 use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -31,8 +30,9 @@ const MAX_BATCH: usize = 256;
 /// shell's prompt) gets overwritten.
 static TERMINAL_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Puts the terminal back, once: callable from the panic hook and from the guard alike.
-fn restore_terminal() {
+/// Puts the terminal back, once: callable from the panic hook, the guard and the exit timer
+/// alike.
+pub(super) fn restore_terminal() {
     if !TERMINAL_TAKEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
         return;
     }
@@ -70,10 +70,20 @@ fn install_panic_hook(log: Option<PathBuf>) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
-        tracing::error!("panic: {info}");
+        tracing::error!(
+            "panic: {info}\n{}",
+            std::backtrace::Backtrace::force_capture()
+        );
         previous(info);
         if let Some(p) = &log {
-            eprintln!("restorewatch: the log is at {}", p.display());
+            // Not `eprintln!`: on a terminal that is gone it panics again, and a panic in the
+            // hook aborts (exit 134).
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "restorewatch: the log is at {}",
+                p.display()
+            );
         }
     }));
 }
@@ -85,6 +95,10 @@ fn install_panic_hook(log: Option<PathBuf>) {
 pub struct EndedBySignal(pub i32);
 
 impl EndedBySignal {
+    /// The terminal going away ends the program as its hang-up signal would (exit 129),
+    /// whether or not the signal arrives.
+    pub const HANGUP: EndedBySignal = EndedBySignal(1);
+
     pub fn exit_status(self) -> i32 {
         128 + self.0
     }
@@ -140,6 +154,26 @@ impl Signals {
     }
 }
 
+/// Handles what the terminal sent; `Some` when it is gone (read failing on a hung-up terminal,
+/// the hang-up seen, the reader stopped).
+fn on_input(app: &mut App, input: Option<Input>) -> anyhow::Result<Option<EndedBySignal>> {
+    match input {
+        Some(Input::Event(ev)) => {
+            if let Some(m) = event_to_msg(app, &ev) {
+                update(app, m);
+            }
+            Ok(None)
+        }
+        Some(Input::Failed(e)) if !terminal_input::hung_up() => {
+            Err(anyhow::Error::new(e).context("reading the terminal"))
+        }
+        Some(Input::Failed(_) | Input::Gone) | None => {
+            tracing::info!("the terminal is gone: ending");
+            Ok(Some(EndedBySignal::HANGUP))
+        }
+    }
+}
+
 pub async fn run_tui(frames: FrameRx, opts: UiOptions) -> anyhow::Result<()> {
     run_loop(frames, None, opts).await
 }
@@ -160,8 +194,23 @@ async fn run_loop(
     opts: UiOptions,
 ) -> anyhow::Result<()> {
     install_panic_hook(opts.log_path.clone());
-    // Before the terminal is taken, so that no signal finds it raw without a handler.
+    // Before the terminal is taken, so that no signal finds it raw without a handler. The
+    // signals are taken apart from the loop, so that one arriving in a long frame still ends
+    // the program (within `terminal_input::GRACE`).
     let mut signals = Signals::install()?;
+    let (signal_tx, mut signal_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let signo = signals.recv().await;
+            if std::mem::take(&mut first) {
+                terminal_input::end_soon(EndedBySignal(signo).exit_status());
+            }
+            if signal_tx.send(signo).is_err() {
+                return;
+            }
+        }
+    });
     let mut ended_by = None;
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
@@ -188,7 +237,7 @@ async fn run_loop(
     let worker_out = live.as_ref().map(|_| worker_out);
     let (switch_tx, mut switch_rx) = tokio::sync::mpsc::unbounded_channel();
 
-    let mut events = EventStream::new();
+    let mut events = terminal_input::spawn();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut frames_open = true;
@@ -218,7 +267,18 @@ async fn run_loop(
                 draw_at = Some(pacer.when(now));
             } else {
                 {
-                    terminal.draw(|f| view(&app, f))?;
+                    if let Err(e) = terminal.draw(|f| view(&app, f)) {
+                        if terminal_input::hung_up() {
+                            ended_by = Some(EndedBySignal::HANGUP.0);
+                            break;
+                        }
+                        return Err(anyhow::Error::new(e).context("drawing"));
+                    }
+                    if std::env::var_os("RESTOREWATCH_DEBUG_BUSY").is_some() {
+                        // What the end-to-end test uses to stand for a frame or an analysis
+                        // that takes long: the signal must still end the program.
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
                     app.dirty = false;
                     pacer.sent(now);
                     draw_at = None;
@@ -231,14 +291,9 @@ async fn run_loop(
             }
         }
         tokio::select! {
-            ev = events.next() => match ev {
-                Some(Ok(ev)) => {
-                    if let Some(m) = event_to_msg(&app, &ev) {
-                        update(&mut app, m);
-                    }
-                }
-                Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
-                None => break,
+            input = events.recv() => if let Some(end) = on_input(&mut app, input)? {
+                ended_by = Some(end.0);
+                break;
             },
             changed = frames.changed(), if frames_open => match changed {
                 Ok(()) => {
@@ -270,30 +325,38 @@ async fn run_loop(
                 }
             }
             _ = tick.tick() => update(&mut app, Msg::Tick(clock())),
-            signo = signals.recv() => {
+            Some(signo) = signal_rx.recv() => {
                 tracing::info!(signo, "ended by a signal");
                 ended_by = Some(signo);
                 break;
             }
             _ = tokio::time::sleep_until(draw_at.unwrap_or_else(Instant::now)), if draw_at.is_some() => {}
         }
-        // Everything already queued joins this batch, so a burst costs one draw. `poll!` uses
-        // this task's waker: crossterm keeps the first waker it is given, so polling with a
-        // dummy one (`now_or_never`) would leave the loop deaf to keys until the next tick.
+        // Everything already queued joins this batch, so a burst costs one draw.
         for _ in 0..MAX_BATCH {
-            match futures::poll!(events.next()) {
-                Poll::Ready(Some(Ok(ev))) => {
-                    if let Some(m) = event_to_msg(&app, &ev) {
-                        update(&mut app, m);
-                    }
-                }
-                _ => break,
+            let Ok(input) = events.try_recv() else { break };
+            if let Some(end) = on_input(&mut app, Some(input))? {
+                ended_by = Some(end.0);
+                break;
             }
         }
+        if ended_by.is_some() {
+            break;
+        }
     }
-    terminal.show_cursor()?;
     match ended_by {
-        Some(signo) => Err(EndedBySignal(signo).into()),
-        None => Ok(()),
+        // The terminal may be gone: putting the cursor back is best effort (the guard too).
+        Some(signo) => {
+            if terminal.show_cursor().is_err() {
+                // ratatui's drop would try again and `eprintln!` the failure, which panics on
+                // a terminal that is gone; the guard restores what can be restored.
+                std::mem::forget(terminal);
+            }
+            Err(EndedBySignal(signo).into())
+        }
+        None => {
+            terminal.show_cursor()?;
+            Ok(())
+        }
     }
 }

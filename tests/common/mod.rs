@@ -116,13 +116,15 @@ pub async fn wait_frame(
 
 /// The live pipeline over every namespace of `client`, as the dashboard starts it.
 pub fn watch_everything(client: kube::Client) -> restorewatch::pipeline::live::LiveSource {
-    restorewatch::pipeline::live::start(
-        client,
-        restorewatch::pipeline::live::LiveOptions {
-            namespace: None,
-            context: "test".into(),
-            cluster: "sim".into(),
-            settings: restorewatch::analysis::Settings::default(),
-        },
-    )
+    restorewatch::pipeline::live::start(client, live_options())
+}
+
+/// The live pipeline's options for a test on the emulator: every namespace, default settings.
+pub fn live_options() -> restorewatch::pipeline::live::LiveOptions {
+    restorewatch::pipeline::live::LiveOptions {
+        namespace: None,
+        context: "test".into(),
+        cluster: "sim".into(),
+        settings: restorewatch::analysis::Settings::default(),
+    }
 }
