@@ -4,75 +4,18 @@
 //! its alert fires with the finding's message, the repair makes the series go away, and a
 //! broken watch shows as `restorewatch_watch_up 0` with the findings marked stale.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod monitoring_support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-use restorewatch::sim::{Scenario, Sim, SimConfig, SimHandle};
+use monitoring_support::{
+    Killed, free_port, get, instant_query as prom_query, require, run_action, sim_with,
+    start_serve, wait_until,
+};
 use serde_json::Value;
-
-/// Upper bound of any one wait (Prometheus start, a scrape, an alert evaluation).
-const WAIT: Duration = Duration::from_secs(60);
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// A GET over plain HTTP/1.0: enough for Prometheus's API and our own endpoints.
-fn get(addr: &str, path_and_query: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path_and_query} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).ok()?;
-    let (head, body) = raw.split_once("\r\n\r\n")?;
-    let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    Some((code, body.to_string()))
-}
-
-fn encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn prom_query(prom: &str, q: &str) -> Vec<Value> {
-    let Some((200, body)) = get(prom, &format!("/api/v1/query?query={}", encode(q))) else {
-        return Vec::new();
-    };
-    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    v.pointer("/data/result")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
-
-fn wait_until<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
 
 /// The shipped rules, with every `for:` cut to 2s so that the test sees alerts fire.
 fn fast_rules(dir: &Path) -> PathBuf {
@@ -97,14 +40,7 @@ fn fast_rules(dir: &Path) -> PathBuf {
 }
 
 fn start_prometheus(dir: &Path, target: &str) -> (Killed, String) {
-    let which = Command::new("sh")
-        .args(["-c", "command -v prometheus"])
-        .output()
-        .expect("sh");
-    assert!(
-        which.status.success(),
-        "prometheus is required for this test (Debian: apt-get install prometheus; .ci/run installs it)"
-    );
+    require("prometheus", "prometheus");
     let rules = fast_rules(dir);
     let config = dir.join("prometheus.yml");
     std::fs::write(
@@ -138,45 +74,6 @@ fn start_prometheus(dir: &Path, target: &str) -> (Killed, String) {
     (child, addr)
 }
 
-/// `restorewatch serve --listen 127.0.0.1:0`; the bound address comes from its first line.
-fn start_serve(kubeconfig: &Path) -> (Killed, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig"])
-        .arg(kubeconfig)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut reader = BufReader::new(stderr);
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("first line");
-    // Keep reading: a full pipe would block the server's logging.
-    std::thread::spawn(move || {
-        let mut rest = String::new();
-        while reader.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {
-            eprint!("serve: {rest}");
-            rest.clear();
-        }
-    });
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (Killed(child), addr)
-}
-
-async fn sim_with(scenarios: &[&str], speed: f64) -> SimHandle {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    for s in scenarios {
-        let _run = sim.play(Scenario::load(s).expect("scenario"), speed);
-    }
-    sim
-}
-
 fn finding_series(prom: &str, code: &str) -> Vec<Value> {
     prom_query(prom, &format!("restorewatch_findings{{code=\"{code}\"}}"))
 }
@@ -187,7 +84,7 @@ async fn prometheus_sees_findings_alerts_repairs_and_watch_faults() {
     let sim = sim_with(&["demo-servername-reverted", "vm-orig-deleted-leak"], 20.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, serve_addr) = start_serve(&kc);
+    let (_serve, serve_addr) = start_serve(&kc, &[]);
     let (_prom, prom) = start_prometheus(dir.path(), &serve_addr);
 
     // The restore waits for its repair: the finding is scraped...
@@ -243,24 +140,10 @@ async fn prometheus_sees_findings_alerts_repairs_and_watch_faults() {
         m["namespace"].as_str().unwrap_or(""),
         m["restore"].as_str().unwrap_or("")
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
-        .args([
-            "action",
-            "fix-servername",
-            "--restore",
-            &restore,
-            "--yes",
-            "--kubeconfig",
-        ])
-        .arg(&kc)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .output()
-        .expect("action runs");
-    assert!(
-        out.status.success(),
-        "fix-servername: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_action(
+        &kc,
+        &dir.path().join("state"),
+        &["fix-servername", "--restore", &restore],
     );
     tokio::task::spawn_blocking({
         let prom = prom.clone();
@@ -303,7 +186,7 @@ async fn endpoints_answer_and_refuse_writes() {
     let sim = sim_with(&["vm-orig-deleted-leak"], 1000.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, addr) = start_serve(&kc);
+    let (_serve, addr) = start_serve(&kc, &[]);
     let addr2 = addr.clone();
     tokio::task::spawn_blocking(move || {
         wait_until("ready", || {
