@@ -6,7 +6,7 @@
 
 mod monitoring_support;
 
-use monitoring_support::{one, render};
+use monitoring_support::{one, render, strings, succeed};
 use restorewatch::model::KINDS;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -127,16 +127,11 @@ fn deployment_is_hardened_sized_and_matches_the_service() {
 }
 
 fn promtool(args: &[&str]) {
-    let out = Command::new("promtool")
-        .args(args)
-        .current_dir(deploy("prometheus"))
-        .output()
-        .expect("promtool is required (Debian: apt-get install prometheus; .ci/run installs it)");
-    assert!(
-        out.status.success(),
-        "promtool {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new("promtool")
+            .args(args)
+            .current_dir(deploy("prometheus")),
+        "promtool is required (Debian: apt-get install prometheus; .ci/run installs it)",
     );
 }
 
@@ -219,6 +214,16 @@ fn schema_problems(obj: &Value, crds: &[Value]) -> Vec<String> {
     }
 }
 
+fn assert_accepted(obj: &Value, crds: &[Value], variant: &str) {
+    let problems = schema_problems(obj, crds);
+    assert!(
+        problems.is_empty(),
+        "{variant}: {} {}: {problems:#?}",
+        obj["kind"],
+        obj["metadata"]["name"]
+    );
+}
+
 #[test]
 fn every_variant_renders_into_objects_their_schemas_accept() {
     let crds = monitoring_crds();
@@ -226,13 +231,7 @@ fn every_variant_renders_into_objects_their_schemas_accept() {
         let docs = render(variant);
         assert!(docs.len() >= 6, "{variant}: {} objects", docs.len());
         for obj in &docs {
-            let problems = schema_problems(obj, &crds);
-            assert!(
-                problems.is_empty(),
-                "{variant}: {} {}: {problems:#?}",
-                obj["kind"],
-                obj["metadata"]["name"]
-            );
+            assert_accepted(obj, &crds, variant);
             let labels = &obj["metadata"]["labels"];
             assert_eq!(labels["app.kubernetes.io/name"], "restorewatch", "{obj}");
             assert_eq!(
@@ -452,13 +451,7 @@ fn the_grafana_dashboard_object_carries_the_dashboard_and_fits_its_crd() {
     let crds = monitoring_crds();
     let docs = render("../grafana");
     for obj in &docs {
-        let problems = schema_problems(obj, &crds);
-        assert!(
-            problems.is_empty(),
-            "{} {}: {problems:#?}",
-            obj["kind"],
-            obj["metadata"]["name"]
-        );
+        assert_accepted(obj, &crds, "grafana");
     }
     let gd = one(&docs, "GrafanaDashboard");
     let cm = one(&docs, "ConfigMap");
@@ -500,24 +493,13 @@ fn the_k9s_plugins_run_command_lines_restorewatch_accepts() {
             .replace('"', "")
     };
     for (name, p) in plugins {
-        let scopes: BTreeSet<&str> = p["scopes"]
-            .as_array()
-            .expect("scopes")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let scopes: BTreeSet<&str> = strings(&p["scopes"]).into_iter().collect();
         assert_eq!(
             scopes,
             BTreeSet::from(["restorejobs", "persistentvolumeclaims", "clusters"]),
             "{name}"
         );
-        let args: Vec<String> = p["args"]
-            .as_array()
-            .expect("args")
-            .iter()
-            .filter_map(Value::as_str)
-            .map(fill)
-            .collect();
+        let args: Vec<String> = strings(&p["args"]).into_iter().map(fill).collect();
         let line: Vec<String> = if p["command"] == "restorewatch" {
             args
         } else {

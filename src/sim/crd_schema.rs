@@ -6,6 +6,7 @@
 //! cluster's operators install. Not enforced: `pattern`, `format` and CEL rules
 //! (`x-kubernetes-validations`), which need engines the emulator does not carry.
 
+use super::schema::json_type;
 use serde_json::Value;
 
 /// The `openAPIV3Schema` a CRD declares for `apiVersion` (`group/version`), if it serves it.
@@ -28,18 +29,6 @@ pub fn violations(schema: &Value, obj: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     walk(schema, obj, "", &mut out);
     out
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn type_ok(want: &str, v: &Value) -> bool {

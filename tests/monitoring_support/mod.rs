@@ -141,36 +141,48 @@ pub async fn sim_with(scenarios: &[&str], speed: f64) -> SimHandle {
     sim
 }
 
-/// `restorewatch action <args> --yes --kubeconfig <kc>`, which must succeed.
-pub fn run_action(kubeconfig: &Path, state: &Path, args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
-        .arg("action")
-        .args(args)
-        .args(["--yes", "--kubeconfig"])
-        .arg(kubeconfig)
-        .env("XDG_STATE_HOME", state)
-        .output()
-        .expect("action runs");
+/// Runs `cmd`, which must exist (`missing` says how to get it) and succeed.
+pub fn succeed(cmd: &mut Command, missing: &str) -> std::process::Output {
+    let out = cmd.output().expect(missing);
     assert!(
         out.status.success(),
-        "action {args:?}: {}{}",
+        "{cmd:?}: {}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// `restorewatch action <args> --yes --kubeconfig <kc>`, which must succeed.
+pub fn run_action(kubeconfig: &Path, state: &Path, args: &[&str]) {
+    succeed(
+        Command::new(env!("CARGO_BIN_EXE_restorewatch"))
+            .arg("action")
+            .args(args)
+            .args(["--yes", "--kubeconfig"])
+            .arg(kubeconfig)
+            .env("XDG_STATE_HOME", state),
+        "action runs",
+    );
+}
+
+/// The strings of a YAML/JSON list (what is not a string is left out).
+pub fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
 }
 
 /// `kubectl kustomize deploy/kubernetes/<variant>`: what `kubectl apply -k` would send.
 pub fn render(variant: &str) -> Vec<Value> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
-    let out = Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir.join(variant))
-        .output()
-        .expect("kubectl is required (it renders the kustomizations)");
-    assert!(
-        out.status.success(),
-        "kubectl kustomize {variant}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        Command::new("kubectl")
+            .arg("kustomize")
+            .arg(dir.join(variant)),
+        "kubectl is required (it renders the kustomizations)",
     );
     let text = String::from_utf8_lossy(&out.stdout);
     serde_saphyr::from_multiple::<Value>(&text).expect("kustomize prints YAML")
