@@ -19,8 +19,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use monitoring_support::{
-    Killed, encode, free_port, get, one, render, require, run_action, sim_with, spawn_logged,
-    start_serve, wait_until,
+    Killed, encode, free_port, get, instant_query, one, render, require, run_action, sim_with,
+    spawn_logged, start_serve, wait_until,
 };
 use serde_json::{Value, json};
 
@@ -270,6 +270,7 @@ async fn victoriametrics_alerts_on_a_broken_restore_and_resolves_after_the_repai
     assert_eq!(ann["runbook_url"], format!("{DOCS}#servername-reverted"));
 
     check_dashboard(&stack.vm).await;
+    check_lifecycle(&stack.vm).await;
 
     run_action(
         &kc,
@@ -286,6 +287,34 @@ async fn victoriametrics_alerts_on_a_broken_restore_and_resolves_after_the_repai
     assert_eq!(resolved["labels"]["namespace"], "tenant-b");
     drop(stack);
     sim.shutdown().await;
+}
+
+/// The lifecycle families as stored: the broken Postgres restore runs (its duration grows),
+/// the VM restore succeeded (a fixed duration, its Velero Restore Completed, and the time vm1
+/// was last restored).
+async fn check_lifecycle(vm: &str) {
+    let vm = vm.to_string();
+    blocking(move || {
+        let one_value = |q: &str| -> Option<f64> {
+            let r = instant_query(&vm, q);
+            (r.len() == 1).then(|| r[0]["value"][1].as_str()?.parse().ok())?
+        };
+        let running = r#"restorewatch_restore_duration_seconds{namespace="tenant-b",restore="restore-pg1",driver="cnpg",result="running"}"#;
+        let first = wait_until("the running restore's duration", || one_value(running));
+        wait_until("the running restore's duration to grow", || {
+            one_value(running).filter(|d| *d > first)
+        });
+        let done = r#"restorewatch_restore_duration_seconds{namespace="tenant-a",restore="restore-test",driver="velero",result="succeeded"}"#;
+        let d = one_value(done).expect("the VM restore's duration");
+        assert!(d > 0.0, "{d}");
+        let phase = r#"restorewatch_velero_restore_phase{namespace="tenant-a",restore="restore-test",phase="Completed"}"#;
+        assert_eq!(one_value(phase), Some(1.0));
+        let last = r#"restorewatch_last_successful_restore_timestamp_seconds{namespace="tenant-a",kind="VMInstance",application="vm1"}"#;
+        let t = one_value(last).expect("vm1's last restore");
+        let now = jiff::Timestamp::now().as_second() as f64;
+        assert!(t <= now && t > now - 3600.0, "{t} vs {now}");
+    })
+    .await;
 }
 
 /// Panels no played scenario fills at the moment the test looks, and why. Their queries are
