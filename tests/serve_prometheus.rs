@@ -4,38 +4,18 @@
 //! its alert fires with the finding's message, the repair makes the series go away, and a
 //! broken watch shows as `restorewatch_watch_up 0` with the findings marked stale.
 
-mod common;
+mod monitoring_support;
 
-use common::serve::{Killed, free_port, get, start_serve, wait_until};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use restorewatch::sim::{Scenario, Sim, SimConfig, SimHandle};
+use monitoring_support::{
+    Killed, free_port, get, instant_query as prom_query, require, run_action, sim_with,
+    start_serve, wait_until,
+};
 use serde_json::Value;
-
-fn encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn prom_query(prom: &str, q: &str) -> Vec<Value> {
-    let Some((200, body)) = get(prom, &format!("/api/v1/query?query={}", encode(q))) else {
-        return Vec::new();
-    };
-    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    v.pointer("/data/result")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
 
 /// The shipped rules, with every `for:` cut to 2s so that the test sees alerts fire.
 fn fast_rules(dir: &Path) -> PathBuf {
@@ -60,14 +40,7 @@ fn fast_rules(dir: &Path) -> PathBuf {
 }
 
 fn start_prometheus(dir: &Path, target: &str) -> (Killed, String) {
-    let which = Command::new("sh")
-        .args(["-c", "command -v prometheus"])
-        .output()
-        .expect("sh");
-    assert!(
-        which.status.success(),
-        "prometheus is required for this test (Debian: apt-get install prometheus; .ci/run installs it)"
-    );
+    require("prometheus", "prometheus");
     let rules = fast_rules(dir);
     let config = dir.join("prometheus.yml");
     std::fs::write(
@@ -101,14 +74,6 @@ fn start_prometheus(dir: &Path, target: &str) -> (Killed, String) {
     (child, addr)
 }
 
-async fn sim_with(scenarios: &[&str], speed: f64) -> SimHandle {
-    let sim = Sim::start(SimConfig::default()).await.expect("emulator");
-    for s in scenarios {
-        let _run = sim.play(Scenario::load(s).expect("scenario"), speed);
-    }
-    sim
-}
-
 fn finding_series(prom: &str, code: &str) -> Vec<Value> {
     prom_query(prom, &format!("restorewatch_findings{{code=\"{code}\"}}"))
 }
@@ -119,7 +84,7 @@ async fn prometheus_sees_findings_alerts_repairs_and_watch_faults() {
     let sim = sim_with(&["demo-servername-reverted", "vm-orig-deleted-leak"], 20.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, serve_addr) = start_serve(&kc, &[], &dir.path().join("serve.log"), Some("warn"));
+    let (_serve, serve_addr) = start_serve(&kc, &[]);
     let (_prom, prom) = start_prometheus(dir.path(), &serve_addr);
 
     // The restore waits for its repair: the finding is scraped...
@@ -175,24 +140,10 @@ async fn prometheus_sees_findings_alerts_repairs_and_watch_faults() {
         m["namespace"].as_str().unwrap_or(""),
         m["restore"].as_str().unwrap_or("")
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_restorewatch"))
-        .args([
-            "action",
-            "fix-servername",
-            "--restore",
-            &restore,
-            "--yes",
-            "--kubeconfig",
-        ])
-        .arg(&kc)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .output()
-        .expect("action runs");
-    assert!(
-        out.status.success(),
-        "fix-servername: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_action(
+        &kc,
+        &dir.path().join("state"),
+        &["fix-servername", "--restore", &restore],
     );
     tokio::task::spawn_blocking({
         let prom = prom.clone();
@@ -235,7 +186,7 @@ async fn endpoints_answer_and_refuse_writes() {
     let sim = sim_with(&["vm-orig-deleted-leak"], 1000.0).await;
     let kc = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kc, None).expect("kubeconfig");
-    let (_serve, addr) = start_serve(&kc, &[], &dir.path().join("serve.log"), Some("warn"));
+    let (_serve, addr) = start_serve(&kc, &[]);
     let addr2 = addr.clone();
     tokio::task::spawn_blocking(move || {
         wait_until("ready", || {

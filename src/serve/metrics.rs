@@ -1,6 +1,12 @@
 //! The Prometheus exposition of one analysed frame. Pure: a frame and a clock in, text out, so
 //! that what a scrape shows is exactly the report of that moment and nothing lingers: a finding
-//! that went away has no series in the next scrape.
+//! that went away has no series in the next scrape. (`encode_frame` adds the process's own
+//! cost, read at the call; `encode_with` is the pure part.)
+
+mod lifecycle;
+mod process;
+
+pub use process::Cost;
 
 use crate::analysis::{Finding, Report, StepState};
 use crate::cluster::{Snapshot, SyncState};
@@ -22,7 +28,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// one odd object cannot blow up the series size.
 const MAX_LABEL: usize = 300;
 
-type FloatGauge = Gauge<f64, AtomicU64>;
+pub(super) type FloatGauge = Gauge<f64, AtomicU64>;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FindingLabels {
@@ -295,10 +301,17 @@ fn register_build(reg: &mut Registry) {
     reg.register("restorewatch_build_info", "The running restorewatch", build);
 }
 
-/// The whole exposition: build info and readiness always; the rest once a frame exists.
+/// The whole exposition of now, with the process's cost as it is at the call.
 pub fn encode_frame(frame: Option<&Frame>, now: Timestamp, ex: &Exposition) -> String {
+    encode_with(frame, now, ex, Cost::now())
+}
+
+/// The whole exposition: build info, readiness and the process's cost always; the rest once a
+/// frame exists.
+pub fn encode_with(frame: Option<&Frame>, now: Timestamp, ex: &Exposition, cost: Cost) -> String {
     let mut reg = Registry::default();
     register_build(&mut reg);
+    process::register(&mut reg, cost);
     let ready = Gauge::<i64>::default();
     ready.set(i64::from(super::readiness::Readiness::of(frame).is_ready()));
     reg.register(
@@ -313,6 +326,7 @@ pub fn encode_frame(frame: Option<&Frame>, now: Timestamp, ex: &Exposition) -> S
         register_watches(&mut reg, &frame.snapshot, now);
         register_orig(&mut reg, &frame.report);
         super::controller_metric::register(&mut reg, &frame.report);
+        lifecycle::register(&mut reg, &frame.report, &frame.snapshot, now);
     }
     let mut out = String::new();
     // Writing into a String cannot fail; an encoder error would only mean a bug in a label.

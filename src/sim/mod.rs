@@ -11,6 +11,7 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod controllers;
+pub mod crd_schema;
 pub mod discovery;
 pub mod faults;
 pub mod handlers;

@@ -40,7 +40,8 @@ impl Ty {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
+/// The JSON type name a real server uses in its `Invalid value` causes.
+pub(super) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
