@@ -205,6 +205,7 @@ async fn the_dashboards_first_list_gives_up_after_the_request_timeout_not_the_wa
         connect: Some(Duration::from_secs(1)),
         watch: Duration::from_secs(20),
         watch_margin: Duration::from_secs(5),
+        exec: Duration::from_secs(60),
     };
     let source = watch(kube::Config::new(url.parse().expect("url")), &url, t);
     let mut frames = source.frames.clone();

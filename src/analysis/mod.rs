@@ -21,7 +21,7 @@ mod vm_findings;
 mod vm_steps;
 
 pub use codes::{ActionKind, Code, Severity};
-pub use ctx::{find_velero_restore, fmt_bytes, human};
+pub use ctx::{fmt_bytes, human, split_velero_restores, velero_restores_for};
 pub use history::{HistoryEntry, HistoryWhat};
 pub use report::*;
 

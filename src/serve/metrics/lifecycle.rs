@@ -6,7 +6,7 @@
 //! or with what a controller writes into a message.
 
 use super::{FloatGauge, label};
-use crate::analysis::{Driver, Report, RestoreView, find_velero_restore};
+use crate::analysis::{Driver, Report, RestoreView, split_velero_restores, velero_restores_for};
 use crate::cluster::Snapshot;
 use jiff::Timestamp;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -143,7 +143,9 @@ fn register_velero_phase(reg: &mut Registry, report: &Report, snapshot: &Snapsho
         .iter()
         .filter(|r| r.driver == Driver::Velero)
     {
-        let Some(v) = find_velero_restore(snapshot, &r.id.namespace, &r.id.name) else {
+        // Only this restore's own Velero Restore: a predecessor's is not its phase.
+        let candidates = velero_restores_for(snapshot, &r.id.namespace, &r.id.name);
+        let Some(v) = split_velero_restores(candidates, r.created).0 else {
             continue;
         };
         let phase = v.spec.phase.as_deref().unwrap_or("");
