@@ -13,6 +13,7 @@ mod plan_rename;
 mod plan_repairs;
 pub mod rbac;
 mod usage;
+mod verify;
 mod write;
 
 pub use ops::Op;

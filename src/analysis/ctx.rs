@@ -262,6 +262,19 @@ pub fn find_velero_restore<'a>(
     ns: &str,
     name: &str,
 ) -> Option<&'a Arc<Obj<VeleroRestore>>> {
+    velero_restores_of(snap, ns, name)
+        .into_iter()
+        .max_by_key(|r| r.meta.created)
+}
+
+/// Every Velero Restore carrying a RestoreJob's owner labels (or its `<ns>.<name>-`
+/// generateName when labels were stripped), in name order: a predecessor's of the same name
+/// included, which only a creation time tells apart.
+pub fn velero_restores_of<'a>(
+    snap: &'a Snapshot,
+    ns: &str,
+    name: &str,
+) -> Vec<&'a Arc<Obj<VeleroRestore>>> {
     let prefix = format!("{ns}.{name}-");
     // Candidates from the index (every Restore the filter below can accept carries one of
     // these terms), in name order as a namespace scan would give them: the newest-wins tie
@@ -289,7 +302,7 @@ pub fn find_velero_restore<'a>(
                     && r.meta.label(LABEL_OWNED_BY_NAME).is_none());
             by_label || by_name
         })
-        .max_by_key(|r| r.meta.created)
+        .collect()
 }
 
 /// "12m", "2h05m", "40s": compact durations for messages.

@@ -7,7 +7,7 @@ use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME,
     LABEL_VELERO_RESTORE_UID, VELERO_NAMESPACE, orig_pvc_name, vm_disk_name,
 };
-use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob};
+use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob, VeleroRestore};
 use crate::model::ownership::{OrigRelation, orig_relation};
 use crate::model::snapshot::Snapshot;
 use crate::model::snapshot::{claim_term, restore_name_term, restore_uid_term};
@@ -158,13 +158,22 @@ pub fn pv_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> Option<&'a Arc<Obj<Pv>>>
 
 /// DataDownloads of the RestoreJob's Velero Restore.
 pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
-    let Some(restore) = ctx.velero else {
-        return Vec::new();
-    };
+    match ctx.velero {
+        Some(restore) => downloads_of(ctx.snap, restore),
+        None => Vec::new(),
+    }
+}
+
+/// DataDownloads of one Velero Restore: its `restore-uid` label, its ownerReference, or its
+/// `restore-name` label.
+pub fn downloads_of<'a>(
+    snap: &'a Snapshot,
+    restore: &Obj<VeleroRestore>,
+) -> Vec<&'a Arc<Obj<DataDownload>>> {
     let uid = restore.meta.uid.as_str();
     // Candidates from the index (every DataDownload the filter below can accept carries one
     // of these terms), then the same filter, in the same name order as a namespace scan.
-    let store = &ctx.snap.data_downloads;
+    let store = &snap.data_downloads;
     let mut candidates: Vec<&'a Arc<Obj<DataDownload>>> = store
         .by_term(&restore_name_term(&restore.meta.name))
         .iter()

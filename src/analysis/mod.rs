@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod codes;
 pub(crate) mod common;
+pub mod copy_proof;
 pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
@@ -12,6 +13,7 @@ mod global;
 pub mod history;
 mod orig;
 pub(crate) mod postgres;
+pub mod reclaim_policy;
 pub mod report;
 mod vm;
 mod vm_findings;
@@ -277,7 +279,7 @@ pub fn analyze_namespace(
     let mut orphaned = emit::Findings::default();
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
-    let orig_pvcs = orig::inventory_in(snap, ns, &restores, &mut orig_out);
+    let orig_pvcs = orig::inventory_in(snap, ns, &mut orig_out);
     let findings = shared(out.0, &restores);
     let orphaned = shared(orphaned.0, &restores);
     let orig_findings = shared(orig_out.0, &restores);
