@@ -122,7 +122,7 @@ async fn the_only_copy_is_refused_by_the_cli_until_discard_only_copy_and_a_lost_
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("refused")
-            && out.contains("only good copy")
+            && out.contains("may be the only copy")
             && out.contains("--discard-only-copy"),
         "{out}"
     );

@@ -192,6 +192,8 @@ fn reclaim_state(
         Claim::None => Value::Null,
     };
     objs.push(v);
+    // Its copy proven restored, so that only the PV and the claims decide.
+    objs.extend(restore_proof("Completed"));
     objs
 }
 

@@ -18,16 +18,30 @@ fn reclaim() -> ActionRequest {
     pvc_req(ActionKind::ReclaimOrig, ORIG)
 }
 
+/// The operator's consent, by name, to discard what may be the only copy.
+fn discard(req: ActionRequest) -> ActionRequest {
+    ActionRequest {
+        discard_only_copy: true,
+        ..req
+    }
+}
+
 /// A finished restore that kept its disk: the -orig PVC Bound to its Retain PV (recorded
-/// Delete), the disk restored under its own name.
-fn finished(phase: &str) -> Vec<Value> {
+/// Delete), the disk restored under its own name by a DataDownload in `download` phase.
+fn finished_with(phase: &str, download: &str) -> Vec<Value> {
     let mut objs = base_objects(phase);
     objs.extend([
         restored_pvc(),
         pv("Retain", ORIG, ORIG_UID, Some("Delete")),
         orig_pvc(ORIG_UID, Some(RJ_UID), "Bound"),
     ]);
+    objs.extend(restore_proof(download));
     objs
+}
+
+/// The same, its restore proven: the DataDownload of the restored disk Completed.
+fn finished(phase: &str) -> Vec<Value> {
+    finished_with(phase, "Completed")
 }
 
 async fn reclaimed(sim: &restorewatch::sim::SimHandle, client: &kube::Client, req: &ActionRequest) {
@@ -93,24 +107,6 @@ async fn reclaim_touches_only_its_own_pv() {
     sim.shutdown().await;
 }
 
-fn velero_restore_with_download(phase: &str) -> Vec<Value> {
-    vec![
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
-        json!({"apiVersion": "velero.io/v1", "kind": "Restore",
-            "metadata": {"name": "tenant-a.restore-test-fk8s8", "namespace": "cozy-velero", "uid": "9ff8f956-0000-4000-8000-000000000031",
-                         "generateName": "tenant-a.restore-test-",
-                         "labels": {"backups.cozystack.io/owned-by.BackupJobName": "restore-test",
-                                    "backups.cozystack.io/owned-by.BackupJobNamespace": NS}},
-            "status": {"phase": "Completed"}}),
-        json!({"apiVersion": "velero.io/v2alpha1", "kind": "DataDownload",
-            "metadata": {"name": "tenant-a.restore-test-fk8s8-8q8tz", "namespace": "cozy-velero",
-                         "labels": {"velero.io/restore-uid": "9ff8f956-0000-4000-8000-000000000031",
-                                    "velero.io/restore-name": "tenant-a.restore-test-fk8s8"}},
-            "spec": {"targetVolume": {"pvc": "vm-disk-data", "namespace": NS, "pv": ""}},
-            "status": {"phase": phase}}),
-    ]
-}
-
 #[tokio::test]
 async fn the_only_copy_is_kept_unless_the_operator_says_discard_by_name() {
     // The restore failed.
@@ -119,21 +115,28 @@ async fn the_only_copy_is_kept_unless_the_operator_says_discard_by_name() {
     let mut missing = finished("Succeeded");
     missing.remove(4);
     // Its DataDownload failed.
-    let mut download_failed = finished("Succeeded");
-    download_failed.extend(velero_restore_with_download("Failed"));
+    let download_failed = finished_with("Succeeded", "Failed");
     for (label, objs, says) in [
-        ("failed restore", failed, "RestoreJob restore-test Failed"),
-        ("missing disk", missing, "has no PVC"),
+        (
+            "failed restore",
+            failed,
+            "RestoreJob restore-test that made this copy is Failed",
+        ),
+        (
+            "missing disk",
+            missing,
+            "the restored vm-disk-data does not exist",
+        ),
         (
             "failed download",
             download_failed,
-            "the DataDownload tenant-a.restore-test-fk8s8-8q8tz of vm-disk-data failed",
+            "the DataDownload tenant-a.restore-test-fk8s8-8q8tz for vm-disk-data is Failed, not Completed",
         ),
     ] {
         let (sim, client) = sim_with(objs).await;
         let why = refused_without_writes(&sim, &client, &reclaim()).await;
         assert!(
-            why.contains("only good copy")
+            why.contains("may be the only copy")
                 && why.contains(says)
                 && why.contains("--discard-only-copy"),
             "{label}: {why}"
@@ -147,10 +150,16 @@ async fn the_only_copy_is_kept_unless_the_operator_says_discard_by_name() {
         sim.shutdown().await;
     }
 
-    // Near miss: a completed download of the restored disk is no reason to keep it.
-    let mut fine = finished("Succeeded");
-    fine.extend(velero_restore_with_download("Completed"));
-    let (sim, client) = sim_with(fine).await;
+    // Near miss: a completed download of the restored disk proves the copy.
+    let (sim, client) = sim_with(finished("Succeeded")).await;
+    let plan = plan_ok(&client, &reclaim()).await;
+    assert!(
+        plan.notes.iter().any(|n| n.contains(
+            "restored copy proven: DataDownload tenant-a.restore-test-fk8s8-8q8tz Completed"
+        )),
+        "{:?}",
+        plan.notes
+    );
     reclaimed(&sim, &client, &reclaim()).await;
     sim.shutdown().await;
 }
@@ -172,10 +181,17 @@ fn stale(annotated: bool) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclaimed() {
-    // Annotated with the deleted RestoreJob's UID, policy recorded: reclaimed with it.
+async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_is_reclaimed_by_consent() {
+    // Its RestoreJob is gone: nothing proves its disk was restored, so only consent lets it go.
     let (sim, client) = sim_with(stale(true)).await;
-    let plan = plan_ok(&client, &reclaim()).await;
+    let why = refused_without_writes(&sim, &client, &reclaim()).await;
+    assert!(
+        why.contains("was deleted: nothing left proves the restore")
+            && why.contains("--discard-only-copy"),
+        "{why}"
+    );
+    // Annotated with the deleted RestoreJob's UID, policy recorded: reclaimed with it.
+    let plan = plan_ok(&client, &discard(reclaim())).await;
     assert!(
         plan.notes
             .iter()
@@ -183,7 +199,7 @@ async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclai
         "{:?}",
         plan.notes
     );
-    reclaimed(&sim, &client, &reclaim()).await;
+    reclaimed(&sim, &client, &discard(reclaim())).await;
     let shown = kubectl(
         &sim,
         &[
@@ -202,11 +218,11 @@ async fn a_stale_orig_pvc_of_a_deleted_restorejob_of_the_same_name_can_be_reclai
 
     // No annotation, created before the running RestoreJob: the operator picks the policy.
     let (sim, client) = sim_with(stale(false)).await;
-    let why = refused_without_writes(&sim, &client, &reclaim()).await;
+    let why = refused_without_writes(&sim, &client, &discard(reclaim())).await;
     assert!(why.contains("--policy"), "{why}");
     let req = ActionRequest {
         policy: Some("Retain".into()),
-        ..reclaim()
+        ..discard(reclaim())
     };
     reclaimed(&sim, &client, &req).await;
     let shown = kubectl(

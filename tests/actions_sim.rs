@@ -206,6 +206,8 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
             "Bound",
         ),
     ]);
+    // Its copy proven restored: a Completed DataDownload of this restore.
+    objs.extend(restore_proof("Completed"));
     let (sim, client) = sim_binding(objs.clone()).await;
     let req = ActionRequest {
         action: ActionKind::ReclaimOrig,
@@ -277,6 +279,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
         pv("Retain", ORIG, "0e000000-0000-4000-8000-000000000005", None),
         orig_pvc("0e000000-0000-4000-8000-000000000005", None, "Bound"),
     ]);
+    unrecorded.extend(restore_proof("Completed"));
     let (sim, client) = sim_binding(unrecorded).await;
     let r = plan_fresh(&client, &req)
         .await
@@ -660,6 +663,8 @@ async fn an_event_that_cannot_be_recorded_is_said_and_audited() {
             "Bound",
         ),
     ]);
+    // Its copy proven restored: a Completed DataDownload of this restore.
+    objs.extend(restore_proof("Completed"));
     for o in objs {
         sim.store().load(o).unwrap();
     }

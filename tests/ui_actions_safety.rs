@@ -119,7 +119,7 @@ fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
     open_reclaim(&mut a);
     match &dialog(&a).stage {
         Stage::ConfirmDiscard { reason, .. } => {
-            assert!(reason.contains("only good copy"), "{reason}")
+            assert!(reason.contains("may be the only copy"), "{reason}")
         }
         s => panic!("the consent comes first: {s:?}"),
     }

@@ -164,7 +164,7 @@ fn each_marked_pvc_is_planned_as_it_would_be_alone() {
         v(1)
     );
     assert!(
-        matches!(v(2), Verdict::OnlyCopy { reason, .. } if reason.contains("only good copy")),
+        matches!(v(2), Verdict::OnlyCopy { reason, .. } if reason.contains("may be the only copy")),
         "{:?}",
         v(2)
     );

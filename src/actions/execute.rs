@@ -8,6 +8,7 @@ use super::audit::{self, AuditLine, Identity};
 use super::fresh::fresh_snapshot;
 use super::ops::Op;
 use super::plan::{Plan, plan};
+use super::verify::{broken_promises, end_reads};
 use super::write::{WriteError, apply, short_name};
 use crate::analysis::ObjRef;
 use serde_json::Value;
@@ -185,6 +186,36 @@ impl Executor {
         }
     }
 
+    /// The end state every confirmed write promised, read fresh (see `verify`): a promise
+    /// broken under the action is a stop, audited, never a "done".
+    async fn check_end(
+        &self,
+        confirmed: &Plan,
+        who: &Identity,
+        writes: usize,
+        namespaces: &[String],
+        on_step: &mut impl FnMut(StepEvent),
+    ) -> Outcome {
+        let reason =
+            match fresh_snapshot(&self.client, &end_reads(&confirmed.ops), namespaces).await {
+                Ok(fresh) => broken_promises(&confirmed.ops, &fresh).join("; "),
+                Err(e) => format!("the end state could not be read back: {e:#}"),
+            };
+        if reason.is_empty() {
+            return Outcome::Completed { writes };
+        }
+        if let Err(e) = self.record_line(
+            confirmed,
+            who,
+            "check the end state (fresh read)".into(),
+            "none".into(),
+            &format!("stopped: {reason}"),
+        ) {
+            on_step(StepEvent::RecordFailed(e));
+        }
+        Outcome::Stopped { writes, reason }
+    }
+
     /// Runs the confirmed plan. `on_step` reports progress (the TUI draws it, the CLI prints it).
     pub async fn execute(&self, confirmed: &Plan, mut on_step: impl FnMut(StepEvent)) -> Outcome {
         // Asked once per action, and only when there is an audit to write it to.
@@ -310,6 +341,13 @@ impl Executor {
                     };
                 }
             }
+        };
+        let outcome = match outcome {
+            Outcome::Completed { writes } => {
+                self.check_end(confirmed, &who, writes, &namespaces, &mut on_step)
+                    .await
+            }
+            other => other,
         };
         if self.events
             && writes > 0

@@ -52,6 +52,8 @@ pub async fn fresh_snapshot(
                 snap.objects.insert(obj);
             }
         }
+        // Listed: an object missing from it is known to be absent (a proof may hang on that).
+        mark_listed(&mut snap, r.kind);
     }
     for r in reads.iter().filter(|r| !r.name.is_empty()) {
         match api_for(client, r).get_opt(&r.name).await {
@@ -93,14 +95,7 @@ pub async fn fresh_snapshot(
                     anyhow::bail!("cannot list {} in {ns}: {}", kind.info().plural, brief(&e))
                 }
             };
-            if kind == Kind::Event {
-                snap.health
-                    .entry(Kind::Event)
-                    .or_insert(crate::cluster::snapshot::KindHealth {
-                        state: crate::cluster::SyncState::Synced,
-                        last_event: None,
-                    });
-            }
+            mark_listed(&mut snap, kind);
             for o in list.items {
                 if let Some(obj) = to_value(kind, o).and_then(|v| parse_object(v).ok()) {
                     snap.objects.insert(obj);
@@ -118,6 +113,15 @@ pub async fn fresh_snapshot(
         }
     }
     Ok(snap)
+}
+
+fn mark_listed(snap: &mut Snapshot, kind: Kind) {
+    snap.health
+        .entry(kind)
+        .or_insert(crate::cluster::snapshot::KindHealth {
+            state: crate::cluster::SyncState::Synced,
+            last_event: None,
+        });
 }
 
 /// Plans from fresh reads only (no watch cache): reads what the plan asks for until the set of

@@ -14,6 +14,7 @@ mod plan_repairs;
 mod plan_restart;
 pub mod rbac;
 mod usage;
+mod verify;
 mod write;
 
 pub use ops::Op;

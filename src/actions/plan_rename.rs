@@ -6,8 +6,9 @@ use super::plan::{
     ActionRequest, Plan, Refusal, Target, ctx_for, get_restore, refuse, restore_reads, restore_ref,
 };
 use super::usage::pods_using;
-use crate::analysis::ctx::{Ctx, mentions};
+use crate::analysis::ctx::Ctx;
 use crate::analysis::disks::{disk_names, ownership};
+use crate::analysis::reclaim_policy::{is_policy, original_policy};
 use crate::analysis::{ObjRef, Ownership, Settings};
 use crate::cluster::Snapshot;
 use crate::model::names::{
@@ -313,51 +314,52 @@ fn rename_disk(
         return refuse(format!("PV {pv_name} reclaim policy unreadable"));
     };
     let writes_before = p.ops.len();
-    let recorded = pv
+    // Recorded only when known (`analysis::reclaim_policy`, read as reclaim-orig reads it):
+    // a Retain PV says nothing of its earlier policy, whatever the Events say (they expire).
+    let class = pv
+        .storage_class
+        .as_deref()
+        .and_then(|c| snap.storage_classes.get("", c));
+    let known = original_policy(pv, orig.map(|o| &**o), class.map(|c| &***c));
+    for bad in &known.invalid {
+        p.notes.push(format!("{disk}: {bad}: treated as unknown"));
+    }
+    let asked = match req.policy.as_deref() {
+        None => None,
+        Some(a) if is_policy(a) => Some(a.to_string()),
+        Some(a) => {
+            return refuse(format!(
+                "--policy must be Delete, Retain or Recycle (matched exactly), not {a:?}"
+            ));
+        }
+    };
+    let record = match (&known.known, asked) {
+        (Some((k, source)), Some(a)) if *k != a => {
+            return refuse(format!(
+                "{disk}: PV {pv_name}'s original policy is {k} ({}); --policy {a} contradicts it",
+                source.describe()
+            ));
+        }
+        (Some((k, _)), _) => Some(k.clone()),
+        (None, a) => a,
+    };
+    // An invalid record is replaced by a known value before the PV turns Retain: left as it
+    // is, it would make the policy unknown to every later read, a resumed rename's included.
+    if pv
         .meta
         .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
-        .or_else(|| orig.and_then(|o| o.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
-        .map(str::to_string);
-    // The controller before the fix sets Retain first and records nothing: after one of its
-    // failed keep attempts, a Retain PV says nothing about the policy it had.
-    // Events that could not be read cannot rule such an attempt out.
-    let events_unreadable = snap
-        .health
-        .get(&Kind::Event)
-        .is_some_and(|h| h.state.is_degraded());
-    let earlier_attempt = orig.is_none()
-        && policy == "Retain"
-        && (events_unreadable
-            || ctx.events.iter().any(|e| {
-                e.message
-                    .as_deref()
-                    .is_some_and(|m| m.contains("Failed to keep old PVC") && mentions(m, disk))
-            }));
-    // Once a rename has started, a Retain on the PV may be the rename's own: it is the original
-    // policy only when no -orig PVC exists yet and no earlier attempt ran.
-    let original_policy = recorded.clone().or_else(|| {
-        if earlier_attempt {
-            req.policy.clone()
-        } else {
-            (orig.is_none() || policy != "Retain").then(|| policy.clone())
-        }
-    });
-    if pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none() {
-        match &original_policy {
+        .is_none_or(|v| !is_policy(v))
+    {
+        match &record {
             Some(v) => p.ops.push(Op::AnnotatePv {
                 pv: pv_name.clone(),
                 key: ANN_ORIGINAL_RECLAIM_POLICY.into(),
                 value: v.clone(),
             }),
-            None if earlier_attempt => p.notes.push(format!(
-                "{disk}: PV {pv_name} is Retain {}: its original policy is unknown and is not recorded (reclaim-orig asks for it; --policy records the one you know)",
-                if events_unreadable {
-                    "and the RestoreJob's events could not be read, so an earlier keep attempt (which sets Retain first) cannot be ruled out"
-                } else {
-                    "after an earlier failed keep attempt (\"Failed to keep old PVC\"), which set Retain first"
-                }
+            None => p.notes.push(format!(
+                "{disk}: {}: nothing is recorded (reclaim-orig asks for it; --policy records the one you know)",
+                known.why_unknown
             )),
-            None => p.notes.push(format!("{disk}: PV {pv_name} is already Retain and its earlier policy was never recorded; reclaim-orig will ask for it")),
         }
     }
     if policy != "Retain" {
@@ -390,7 +392,7 @@ fn rename_disk(
                 name: orig_name.clone(),
                 pv: pv_name.clone(),
                 restore_job_uid: rj.meta.uid.clone(),
-                recorded_policy: original_policy.clone().unwrap_or_default(),
+                recorded_policy: record.clone().unwrap_or_default(),
                 spec,
             });
         }
@@ -400,7 +402,7 @@ fn rename_disk(
                 ann.push((ANN_RESTORE_JOB_UID.to_string(), rj.meta.uid.clone()));
             }
             if o.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none()
-                && let Some(v) = &original_policy
+                && let Some(v) = &record
             {
                 ann.push((ANN_ORIGINAL_RECLAIM_POLICY.to_string(), v.clone()));
             }

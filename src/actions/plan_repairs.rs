@@ -6,13 +6,13 @@ use super::plan::{
     ActionRequest, Plan, Refusal, Target, ctx_for, list_ref, refuse, restore_ref, restore_target,
 };
 use super::usage::pods_using;
-use crate::analysis::disks::{disk_names, download_for, downloads, pv_of};
+use crate::analysis::copy_proof::{copy_proof, what_proves};
+use crate::analysis::disks::{disk_names, pv_of};
+use crate::analysis::reclaim_policy::original_policy;
 use crate::analysis::{ObjRef, Settings};
 use crate::cluster::Snapshot;
-use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, VELERO_NAMESPACE, orig_pvc_name, parse_orig_name, postgres_release,
-};
-use crate::model::objects::{Pvc, RestoreJob, RjPhase};
+use crate::model::names::{VELERO_NAMESPACE, orig_pvc_name, parse_orig_name, postgres_release};
+use crate::model::objects::{Pvc, RestoreJob};
 use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Field, Kind, Obj};
 use std::sync::Arc;
@@ -93,32 +93,43 @@ pub(super) fn plan_reclaim(
             users.join(", ")
         ));
     }
-    only_copy_check(snap, req, ns, name, base, owner.map(|r| &**r), p)?;
-    let recorded = orig
-        .meta
-        .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
-        .or_else(|| pv.and_then(|v| v.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
-        .map(str::to_string);
-    let class_policy = pv
+    proof_check(snap, req, ns, name, base, p)?;
+    let class = pv
         .and_then(|v| v.storage_class.clone())
-        .and_then(|c| snap.storage_classes.get("", &c))
-        .and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
-    let target = match (&recorded, &req.policy) {
-        (Some(r), Some(asked)) if r != asked => {
+        .and_then(|c| snap.storage_classes.get("", &c));
+    let known = pv.map(|v| original_policy(v, Some(orig), class.map(|c| &***c)));
+    for bad in known.iter().flat_map(|k| &k.invalid) {
+        p.notes.push(format!("{bad}: treated as unknown"));
+    }
+    let asked = match req.policy.as_deref() {
+        None => None,
+        Some(a @ ("Delete" | "Retain")) => Some(a.to_string()),
+        Some(a) => {
             return refuse(format!(
-                "the recorded original policy is {r}; --policy {asked} contradicts it"
+                "--policy must be Delete or Retain (matched exactly), not {a:?}"
             ));
         }
-        (Some(r), _) => r.clone(),
-        (None, Some(asked)) if asked == "Delete" || asked == "Retain" => asked.clone(),
-        (None, Some(asked)) => {
-            return refuse(format!("--policy must be Delete or Retain, not {asked}"));
+    };
+    let target = match (known.as_ref().and_then(|k| k.known.as_ref()), asked) {
+        (Some((r, source)), Some(asked)) if r != &asked => {
+            return refuse(format!(
+                "the original policy is {r} ({}); --policy {asked} contradicts it",
+                source.describe()
+            ));
         }
+        (Some((r, _)), _) => r.clone(),
+        (None, Some(asked)) => asked,
         (None, None) if pv.is_none() => "Retain".into(),
         (None, None) => {
             return refuse(format!(
-                "no original reclaim policy was recorded: choose --policy Delete or --policy Retain{}",
-                class_policy
+                "{}: choose --policy Delete or --policy Retain{}",
+                known
+                    .as_ref()
+                    .map(|k| k.why_unknown.as_str())
+                    .unwrap_or("the original policy is unknown"),
+                known
+                    .as_ref()
+                    .and_then(|k| k.class_policy.as_ref())
                     .map(|c| format!(" (its StorageClass says {c})"))
                     .unwrap_or_default()
             ));
@@ -200,58 +211,40 @@ fn owner_of<'a>(
     }
 }
 
-/// The `-orig` PVC may hold the only good copy of the disk: when its restore failed, or the
-/// restored disk's PVC is missing, or its DataDownload failed. Refused unless the operator
-/// asked, by name, to discard it.
-fn only_copy_check(
+/// Deleting an `-orig` PVC is irreversible: without proof that its disk was restored
+/// (`analysis::copy_proof`) it may be the only copy, and only the operator's consent, given by
+/// name, lets it go.
+fn proof_check(
     snap: &Snapshot,
     req: &ActionRequest,
     ns: &str,
     name: &str,
     base: &str,
-    owner: Option<&Obj<RestoreJob>>,
     p: &mut Plan,
 ) -> Result<(), Refusal> {
+    // What the proof reads: the restored PVC, the RestoreJobs (listed with the namespace),
+    // the Velero Restores and their DataDownloads in the Velero namespace.
     p.reads
         .push(ObjRef::new(Kind::PersistentVolumeClaim, ns, base));
-    let mut why = Vec::new();
-    if let Some(r) = owner
-        && r.phase == RjPhase::Failed
-    {
-        why.push(format!("RestoreJob {} Failed", r.meta.name));
-    }
-    if snap.pvcs.get(ns, base).is_none() {
-        why.push(format!("the restored disk {base} has no PVC"));
-    }
-    if let Some(r) = owner {
-        // The Velero Restore and its DataDownloads live in the Velero namespace.
-        p.reads
-            .push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
-        p.reads.push(list_ref(Kind::DataDownload, VELERO_NAMESPACE));
-        let rj = snap.restore_jobs.get(ns, &r.meta.name);
-        if let Some(rj) = rj {
-            let settings = Settings::default();
-            let ctx = ctx_for(snap, &settings, rj);
-            let dds = downloads(&ctx);
-            if let Some(d) = download_for(&ctx, &dds, base)
-                && d.is_failed()
-            {
-                why.push(format!("the DataDownload {} of {base} failed", d.meta.name));
-            }
-        }
-    }
-    if why.is_empty() {
+    p.reads
+        .push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
+    p.reads.push(list_ref(Kind::DataDownload, VELERO_NAMESPACE));
+    let Some(orig) = snap.pvcs.get(ns, name) else {
         return Ok(());
-    }
+    };
+    let proof = copy_proof(snap, orig);
+    let Some(missing) = proof.missing() else {
+        p.notes.push(proof.describe());
+        return Ok(());
+    };
     if !req.discard_only_copy {
         return refuse(format!(
-            "{name} may hold the only good copy of {base} ({}): keep it. To discard it anyway, repeat with --discard-only-copy",
-            why.join("; ")
+            "{name} may be the only copy of {base}: {missing}. Keep it: nothing else proves the restore ({} would). To discard it anyway, repeat with --discard-only-copy",
+            what_proves(base)
         ));
     }
     p.notes.push(format!(
-        "{name} may hold the only good copy of {base} ({}); discarding it as asked (--discard-only-copy)",
-        why.join("; ")
+        "{name} may be the only copy of {base} ({missing}); discarding it as asked (--discard-only-copy)"
     ));
     Ok(())
 }

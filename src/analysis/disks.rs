@@ -7,7 +7,7 @@ use crate::model::names::{
     ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, LABEL_VELERO_RESTORE_NAME,
     LABEL_VELERO_RESTORE_UID, VELERO_NAMESPACE, orig_pvc_name, vm_disk_name,
 };
-use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob};
+use crate::model::objects::{DataDownload, Pv, Pvc, RestoreJob, VeleroRestore};
 use crate::model::ownership::{OrigRelation, orig_relation};
 use crate::model::snapshot::Snapshot;
 use crate::model::snapshot::{claim_term, restore_name_term, restore_uid_term};
@@ -162,13 +162,25 @@ pub fn pv_of<'a>(snap: &'a Snapshot, pvc: &Obj<Pvc>) -> Option<&'a Arc<Obj<Pv>>>
 /// DataDownloads of the RestoreJob's Velero Restore (never one created before the RestoreJob:
 /// that is a predecessor's, whatever it carries).
 pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
-    let Some(restore) = ctx.velero else {
-        return Vec::new();
-    };
+    match ctx.velero {
+        Some(restore) => downloads_of(ctx.snap, restore)
+            .into_iter()
+            .filter(|d| !super::ctx::predates(d.meta.created, ctx.rj.meta.created))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// DataDownloads of one Velero Restore: its `restore-uid` label, its ownerReference, or its
+/// `restore-name` label.
+pub fn downloads_of<'a>(
+    snap: &'a Snapshot,
+    restore: &Obj<VeleroRestore>,
+) -> Vec<&'a Arc<Obj<DataDownload>>> {
     let uid = restore.meta.uid.as_str();
     // Candidates from the index (every DataDownload the filter below can accept carries one
     // of these terms), then the same filter, in the same name order as a namespace scan.
-    let store = &ctx.snap.data_downloads;
+    let store = &snap.data_downloads;
     let mut candidates: Vec<&'a Arc<Obj<DataDownload>>> = store
         .by_term(&restore_name_term(&restore.meta.name))
         .iter()
@@ -183,7 +195,6 @@ pub fn downloads<'a>(ctx: &Ctx<'a>) -> Vec<&'a Arc<Obj<DataDownload>>> {
     candidates.dedup_by(|a, b| Arc::ptr_eq(a, b));
     candidates
         .into_iter()
-        .filter(|d| !super::ctx::predates(d.meta.created, ctx.rj.meta.created))
         .filter(|d| {
             (!uid.is_empty() && d.meta.label(LABEL_VELERO_RESTORE_UID) == Some(uid))
                 || d.meta

@@ -1,12 +1,14 @@
 //! Every `-orig` PVC in the cluster, whose it is, and whether deleting it now would lose a volume.
 
 use super::codes::{Code, Severity};
+use super::copy_proof::{copy_proof, what_proves};
 use super::disks::kind_observed;
 use super::disks::{pv_info, pv_of, pvc_info};
 use super::emit::Findings;
-use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId, RestoreView};
-use crate::model::names::{ANN_ORIGINAL_RECLAIM_POLICY, parse_orig_name, short_hash};
-use crate::model::objects::{Pv, Pvc, RestoreJob, RjPhase};
+use super::reclaim_policy::{OriginalPolicy, original_policy};
+use super::report::{DeletedRestore, ObjRef, OrigPvcView, RestoreId};
+use crate::model::names::{parse_orig_name, short_hash};
+use crate::model::objects::{Pv, Pvc};
 use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::snapshot::ORIG_TERM;
 use crate::model::snapshot::Snapshot;
@@ -52,53 +54,10 @@ fn pods_using(snap: &Snapshot, pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Vec<Stri
         .collect()
 }
 
-/// Why an `-orig` PVC may hold the only good copy of its disk: its RestoreJob failed, or the
-/// restored disk is missing, or its DataDownload failed.
-fn only_copy(
-    snap: &Snapshot,
-    pvc: &Obj<Pvc>,
-    base: &str,
-    rj: Option<&Obj<RestoreJob>>,
-    view: Option<&RestoreView>,
-) -> Option<String> {
-    let ns = pvc.meta.namespace.as_str();
-    if let Some(r) = rj
-        && r.phase == RjPhase::Failed
-    {
-        return Some(format!("RestoreJob {} failed", r.meta.name));
-    }
-    let running = rj.is_some_and(|r| !r.phase.is_terminal());
-    if !running
-        && snap.pvcs.get(ns, base).is_none()
-        && kind_observed(snap, Kind::PersistentVolumeClaim)
-        && snap.scope.as_deref().is_none_or(|s| s == ns)
-    {
-        return Some(format!("the restored {base} is missing"));
-    }
-    let download = view
-        .and_then(|v| v.disks.iter().find(|d| d.disk == base))
-        .and_then(|d| d.download.as_ref())
-        .filter(|dd| matches!(dd.phase.as_deref(), Some("Failed" | "Canceled")))?;
-    Some(format!(
-        "the DataDownload {} of {base} is {}",
-        download.name,
-        download.phase.display()
-    ))
-}
-
-fn recorded(pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Option<String> {
-    pvc.meta
-        .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
-        .or_else(|| pv.and_then(|p| p.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY)))
-        .map(str::to_string)
-}
-
-/// The `-orig` PVCs of namespace `ns` (with `restores`, that namespace's restores), and the
-/// leaks of `-orig` PVCs of `ns` already gone.
+/// The `-orig` PVCs of namespace `ns`, and the leaks of `-orig` PVCs of `ns` already gone.
 pub fn inventory_in(
     snap: &Snapshot,
     ns: &str,
-    restores: &[std::sync::Arc<RestoreView>],
     out: &mut Findings,
 ) -> Vec<std::sync::Arc<OrigPvcView>> {
     let mut views = Vec::new();
@@ -130,19 +89,17 @@ pub fn inventory_in(
             namespace: ns.to_string(),
             name: r.meta.name.clone(),
         });
-        let view = restore_id
-            .as_ref()
-            .and_then(|id| restores.iter().find(|v| &v.id == id))
-            .map(|v| &**v);
-        let class = pv
+        let class_obj = pv
             .and_then(|p| p.storage_class.clone())
             .or_else(|| pvc.storage_class.clone())
-            .and_then(|c| snap.storage_classes.get("", &c))
-            .and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
+            .and_then(|c| snap.storage_classes.get("", &c));
+        let class = class_obj.and_then(|sc| sc.effective_reclaim_policy().map(str::to_string));
         let mounted_by = pods_using(snap, pvc, pv.map(|p| &**p));
-        let rec = recorded(pvc, pv.map(|p| &**p));
+        let policy = pv.map(|p| original_policy(p, Some(pvc), class_obj.map(|c| &***c)));
+        let rec = policy.as_ref().and_then(|p| p.value().map(str::to_string));
         let pv_policy = pv.and_then(|p| p.reclaim_policy.known().cloned());
-        let only = only_copy(snap, pvc, base, rj.map(|r| &**r), view);
+        let proof = copy_proof(snap, pvc);
+        let only = proof.missing().map(str::to_string);
         let deleting = pvc.meta.deleted.is_some();
         let reclaim = if let Some(r) = rj.filter(|r| !r.phase.is_terminal()) {
             Err(format!(
@@ -159,7 +116,7 @@ pub fn inventory_in(
         } else if deleting {
             Err("already being deleted".to_string())
         } else if let Some(why) = &only {
-            Err(format!("keep it: it is the only copy ({why})"))
+            Err(format!("keep it: it may be the only copy ({why})"))
         } else if pv_policy.as_deref() == Some("Retain") {
             Ok(rec.clone())
         } else {
@@ -169,6 +126,7 @@ pub fn inventory_in(
             && let Some(pv) = pv
         {
             let state = ReclaimState {
+                base: base.to_string(),
                 running: rj
                     .filter(|r| !r.phase.is_terminal())
                     .map(|r| r.meta.name.clone()),
@@ -181,8 +139,7 @@ pub fn inventory_in(
                 out,
                 pvc,
                 pv,
-                rec.as_deref(),
-                class.as_deref(),
+                policy.as_ref(),
                 restore_id.as_ref(),
                 &state,
             );
@@ -200,6 +157,7 @@ pub fn inventory_in(
             class_policy: class,
             mounted_by,
             reclaim,
+            proof,
         }));
     }
     released_leaks(snap, ns, out);
@@ -225,10 +183,12 @@ pub fn namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
 
 /// What decides whether reclaim-orig may be offered on an `-orig` PVC, and what its remedy says.
 struct ReclaimState {
+    /// The disk the PVC keeps.
+    base: String,
     /// The RestoreJob that made it still runs: the PVC is its safety copy.
     running: Option<String>,
     mounted_by: Vec<String>,
-    /// Why it may be the only good copy.
+    /// Why its disk is not proven restored (see `copy_proof`): it may be the only copy.
     only_copy: Option<String>,
     deleting: bool,
 }
@@ -257,7 +217,8 @@ impl ReclaimState {
         } else if let Some(why) = &self.only_copy {
             (
                 format!(
-                    "Keep it: it is the only copy ({why}). When its data is safe elsewhere, {set_back}"
+                    "Keep it: it may be the only copy ({why}). What would prove the restore: {}. When its data is safe elsewhere, {set_back}",
+                    what_proves(&self.base)
                 ),
                 false,
             )
@@ -275,11 +236,11 @@ fn leak_findings(
     out: &mut Findings,
     pvc: &Obj<Pvc>,
     pv: &Arc<Obj<Pv>>,
-    rec: Option<&str>,
-    class: Option<&str>,
+    policy: Option<&OriginalPolicy>,
     restore: Option<&RestoreId>,
     state: &ReclaimState,
 ) {
+    let Some(policy) = policy else { return };
     let deleting = state.deleting;
     let ns = &pvc.meta.namespace;
     let objects = vec![
@@ -298,11 +259,11 @@ fn leak_findings(
     } else {
         ""
     };
-    match rec {
-        Some("Delete") => {
+    match policy.value() {
+        Some(rec @ ("Delete" | "Recycle")) => {
             let (remedy, offer) = state.remedy(
                 &pv.meta.name,
-                format!("use the reclaim-orig action: it sets PV {} back to Delete, then deletes the PVC", pv.meta.name),
+                format!("use the reclaim-orig action: it sets PV {} back to {rec}, then deletes the PVC", pv.meta.name),
             );
             let f = out.push_with(
                 snap,
@@ -311,7 +272,7 @@ fn leak_findings(
                 restore,
                 objects,
                 format!(
-                    "PV {} of {} is Retain (set by the rename) and its recorded original policy is Delete: deleting the PVC alone leaves the volume behind.{now_note}",
+                    "PV {} of {} is Retain (set by the rename) and its recorded original policy is {rec}: deleting the PVC alone leaves the volume behind.{now_note}",
                     pv.meta.name, pvc.meta.name
                 ),
                 remedy,
@@ -322,9 +283,16 @@ fn leak_findings(
         }
         Some(_) => {}
         None => {
-            let likely = class
+            let likely = policy
+                .class_policy
+                .as_ref()
                 .map(|c| format!("; its StorageClass says {c}"))
                 .unwrap_or_default();
+            let recorded = if policy.invalid.is_empty() {
+                "no original-reclaim-policy was recorded (controller before the fix)".to_string()
+            } else {
+                format!("its record is invalid ({})", policy.invalid.join("; "))
+            };
             let (remedy, offer) = state.remedy(
                 &pv.meta.name,
                 "use the reclaim-orig action and pick the policy (the StorageClass's is the likely one); deleting the PVC alone keeps the volume".into(),
@@ -336,7 +304,7 @@ fn leak_findings(
                 restore,
                 objects,
                 format!(
-                    "PV {} of {} is Retain and no original-reclaim-policy was recorded (controller before the fix): its policy before the rename is unknown{likely}.{now_note}",
+                    "PV {} of {} is Retain and {recorded}: its policy before the rename is unknown{likely}.{now_note}",
                     pv.meta.name, pvc.meta.name
                 ),
                 remedy,
@@ -370,9 +338,14 @@ fn released_leaks(snap: &Snapshot, ns: &str, out: &mut Findings) {
         if !super::disks::kind_observed(snap, Kind::PersistentVolumeClaim) {
             continue;
         }
-        let rec = pv.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY);
+        let class = pv
+            .storage_class
+            .as_deref()
+            .and_then(|c| snap.storage_classes.get("", c));
+        let policy = original_policy(pv, None, class.map(|c| &***c));
+        let rec = policy.value();
         let code = match rec {
-            Some("Delete") => Code::ReclaimLeakRisk,
+            Some("Delete" | "Recycle") => Code::ReclaimLeakRisk,
             Some(_) => continue,
             None => Code::ReclaimPolicyUnrecorded,
         };

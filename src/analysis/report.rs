@@ -382,6 +382,8 @@ pub struct OrigPvcView {
     pub mounted_by: Vec<String>,
     /// `Ok(policy to restore)` or why it cannot be reclaimed now.
     pub reclaim: Result<Option<String>, String>,
+    /// Whether its disk is proven restored: reclaiming an unproven copy needs a typed consent.
+    pub proof: super::copy_proof::CopyProof,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -56,6 +56,9 @@ pub struct Totals {
     pub reasons: Vec<(Blocked, usize)>,
     /// PVCs whose size is not known (not counted in the bytes).
     pub size_unknown: usize,
+    /// Whose restored copy is proven (`analysis::copy_proof`), and whose is not.
+    pub proven: usize,
+    pub unproven: usize,
 }
 
 pub fn totals(rows: &[&OrigPvcView]) -> Totals {
@@ -73,13 +76,18 @@ pub fn totals(rows: &[&OrigPvcView]) -> Totals {
         let size = size.unwrap_or(0);
         t.count += 1;
         t.bytes = t.bytes.saturating_add(size);
+        if o.proof.is_proven() {
+            t.proven += 1;
+        } else {
+            t.unproven += 1;
+        }
         match &o.reclaim {
             Ok(_) => {
                 t.reclaimable += 1;
                 t.reclaimable_bytes = t.reclaimable_bytes.saturating_add(size);
                 let retain =
                     o.pv.as_ref().and_then(|p| p.reclaim_policy.as_deref()) == Some("Retain");
-                if retain && o.pvc.recorded_policy.is_none() {
+                if retain && matches!(o.reclaim, Ok(None)) {
                     t.unrecorded += 1;
                 }
             }

@@ -86,6 +86,38 @@ pub fn orig_pvc(uid: &str, restore_uid: Option<&str>, phase: &str) -> Value {
         "status": {"phase": phase}})
 }
 
+/// The restore's Velero Restore (Completed, created after the RestoreJob) with a DataDownload
+/// into the restored `vm-disk-data` in `phase`: with `Completed`, what proves the copy restored.
+pub fn restore_proof(phase: &str) -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore",
+            "metadata": {"name": "tenant-a.restore-test-fk8s8", "namespace": "cozy-velero", "uid": "9ff8f956-0000-4000-8000-000000000031",
+                         "generateName": "tenant-a.restore-test-", "creationTimestamp": "2026-11-20T10:00:20Z",
+                         "labels": {"backups.cozystack.io/owned-by.BackupJobName": "restore-test",
+                                    "backups.cozystack.io/owned-by.BackupJobNamespace": NS}},
+            "status": {"phase": "Completed"}}),
+        json!({"apiVersion": "velero.io/v2alpha1", "kind": "DataDownload",
+            "metadata": {"name": "tenant-a.restore-test-fk8s8-8q8tz", "namespace": "cozy-velero", "creationTimestamp": "2026-11-20T10:00:30Z",
+                         "labels": {"velero.io/restore-uid": "9ff8f956-0000-4000-8000-000000000031",
+                                    "velero.io/restore-name": "tenant-a.restore-test-fk8s8"}},
+            "spec": {"targetVolume": {"pvc": "vm-disk-data", "namespace": NS, "pv": ""},
+                     "operationTimeout": "10m", "snapshotID": "s1"},
+            "status": {"phase": phase}}),
+    ]
+}
+
+/// The Event the controller before the fix leaves on a failed keep attempt (it sets the PV
+/// Retain first): evidence that expires after an hour, and never decides a policy.
+pub fn failed_keep_event() -> Value {
+    json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "restore-test.1", "namespace": NS},
+        "involvedObject": {"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob", "name": "restore-test", "namespace": NS, "uid": RJ_UID},
+        "reason": "Failed", "type": "Warning",
+        "message": "Failed to keep old PVC vm-disk-data: failed to get -orig PVC vm-disk-data-orig-de3e: PersistentVolumeClaim \"vm-disk-data-orig-de3e\" not found",
+        "firstTimestamp": "2026-11-20T10:00:30Z", "lastTimestamp": "2026-11-20T10:00:30Z"})
+}
+
 /// The rename's starting states, as the controller (before or after the fix) can leave them.
 pub fn rename_state(which: &str) -> Vec<Value> {
     let mut objs = base_objects("Running");

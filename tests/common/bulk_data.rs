@@ -151,10 +151,25 @@ pub fn objects() -> Vec<Value> {
         Some("Delete"),
         "4Gi",
     ));
+    // The restore's Velero Restore, after the RestoreJob: a Completed DataDownload into each
+    // restored disk proves its copy.
+    let restore = "tenant-a.restore-test-fk8s8";
+    let restore_uid = "9ff8f956-0000-4000-8000-000000000031";
+    v.push(json!({"apiVersion": "velero.io/v1", "kind": "Restore",
+        "metadata": {"name": restore, "namespace": "cozy-velero", "uid": restore_uid, "creationTimestamp": "2026-11-20T10:00:20Z",
+                     "labels": {"backups.cozystack.io/owned-by.BackupJobName": "restore-test",
+                                "backups.cozystack.io/owned-by.BackupJobNamespace": NS}},
+        "status": {"phase": "Completed"}}));
     for (n, (disk, uid, recorded, has_restored, size)) in DISKS.iter().enumerate() {
         v.extend(orig(NS, disk, uid, RJ_UID, *recorded, size));
         if *has_restored {
             v.push(restored(NS, disk, n));
+            v.push(json!({"apiVersion": "velero.io/v2alpha1", "kind": "DataDownload",
+                "metadata": {"name": format!("{restore}-{disk}"), "namespace": "cozy-velero", "creationTimestamp": "2026-11-20T10:00:30Z",
+                             "labels": {"velero.io/restore-uid": restore_uid, "velero.io/restore-name": restore}},
+                "spec": {"targetVolume": {"pvc": format!("vm-disk-{disk}"), "namespace": NS, "pv": ""},
+                         "operationTimeout": "10m", "snapshotID": format!("snap-{disk}")},
+                "status": {"phase": "Completed", "completionTimestamp": "2026-11-20T10:04:00Z"}}));
         }
     }
     v

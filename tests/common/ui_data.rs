@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use jiff::{SignedDuration, Timestamp};
+use restorewatch::analysis::copy_proof::{CopyProof, RestoredCopy};
 use restorewatch::analysis::*;
 use restorewatch::cluster::{KindHealth, Snapshot, SourceInfo, SyncState};
 use restorewatch::model::{Field, Kind, parse_object};
@@ -571,6 +572,19 @@ fn orig_view(
         )),
         class_policy: Some("Delete".into()),
         mounted_by: vec![],
+        proof: match &reclaim {
+            Ok(_) => CopyProof::Proven(RestoredCopy {
+                restore_job: restore.map(|(_, r)| r).unwrap_or("restore-old").into(),
+                restored_pvc: name.split("-orig-").next().unwrap_or(name).into(),
+                download: format!("{name}-dd"),
+                bytes: Some(20 << 30),
+                completed: Some(ago(age - 1)),
+            }),
+            Err(_) => CopyProof::NotProven(format!(
+                "RestoreJob {} that made this copy is Running, not Succeeded",
+                restore.map(|(_, r)| r).unwrap_or("restore-old")
+            )),
+        },
         reclaim,
     }
 }

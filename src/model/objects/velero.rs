@@ -1,5 +1,5 @@
 use super::super::field::Field;
-use super::super::json::{array_at, i64_at, opt_str, str_at};
+use super::super::json::{array_at, i64_at, opt_str, str_at, time_at};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -58,6 +58,8 @@ pub struct DataDownload {
     pub bytes_done: Option<i64>,
     pub total_bytes: Option<i64>,
     pub message: Option<String>,
+    /// `status.completionTimestamp`: when it finished, as Velero reports it.
+    pub completed_at: Option<jiff::Timestamp>,
 }
 
 impl DataDownload {
@@ -74,6 +76,9 @@ impl DataDownload {
                 .known()
                 .copied(),
             message: opt_str(v, &["status", "message"]),
+            completed_at: time_at(v, &["status", "completionTimestamp"])
+                .known()
+                .copied(),
         }
     }
 

@@ -72,7 +72,9 @@ const EXTRA_H: u16 = 7;
 pub fn table_areas(app: &App, body: Rect) -> TableAreas {
     let mut block = body;
     let wants_extra = matches!(app.screen, Screen::Findings | Screen::Orig);
-    let extra = (wants_extra && body.height >= 16).then(|| take_bottom(&mut block, EXTRA_H));
+    // The -orig box has one line more: what proves (or not) the restored copy.
+    let extra_h = EXTRA_H + u16::from(matches!(app.screen, Screen::Orig));
+    let extra = (wants_extra && body.height >= 16).then(|| take_bottom(&mut block, extra_h));
     let mut inside = inner(block);
     let banner = common::table_banner(app)
         .is_some()

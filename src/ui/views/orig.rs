@@ -106,6 +106,16 @@ fn totals_line(app: &App, items: &[&OrigPvcView], width: usize) -> Line<'static>
     } else {
         String::new()
     };
+    let proof = |long: bool| {
+        if long {
+            format!(
+                " │ restored copy proven {}, not proven {}",
+                s.proven, s.unproven
+            )
+        } else {
+            format!(" │ proven {}, not {}", s.proven, s.unproven)
+        }
+    };
     let forms = [
         (
             format!(" {} PVC{plural} · {} ", s.count, b(s.bytes)),
@@ -143,6 +153,17 @@ fn totals_line(app: &App, items: &[&OrigPvcView], width: usize) -> Line<'static>
             format!("│ blocked {}{}", s.blocked, reasons(true)),
         ),
     ];
+    // The proof counts ride on each form where they fit, else the form goes without them.
+    let forms: Vec<(String, String, String)> = forms
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (a, n, b))| {
+            [
+                (a.clone(), n.clone(), format!("{b}{}", proof(i == 0))),
+                (a.clone(), n.clone(), b.clone()),
+            ]
+        })
+        .collect();
     let fits = |f: &(String, String, String)| {
         format::width(&f.0) + format::width(&f.1) + format::width(&f.2) <= width
     };
@@ -301,6 +322,17 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
                     .unwrap_or("none (older controller)"),
                 o.class_policy.as_deref().unwrap_or("unknown"),
             )),
+        ]),
+        Line::from(vec![
+            label("copy     "),
+            Span::styled(
+                o.proof.describe(),
+                if o.proof.is_proven() {
+                    t.text_ok()
+                } else {
+                    t.text_warning()
+                },
+            ),
         ]),
         Line::from(vec![
             label("reclaim  "),
