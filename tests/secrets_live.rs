@@ -95,7 +95,10 @@ async fn credentials_written_live_reach_neither_the_history_pane_nor_the_report(
         |_| String::new(),
     )
     .await;
-    assert_hidden("the report", &restorewatch::document::check_json::json(&f.report));
+    assert_hidden(
+        "the report",
+        &restorewatch::document::check_json::json(&f.report),
+    );
 
     // The history pane, drawn: every pane of the restore's detail.
     let mut a = App::new(common::ui_data::options(), f.analyzed_at, (160, 80));

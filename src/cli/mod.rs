@@ -6,8 +6,8 @@ pub mod check;
 pub mod completions;
 pub mod demo;
 pub mod output;
-pub mod preflight;
 pub mod picture;
+pub mod preflight;
 pub mod report;
 pub mod tui;
 

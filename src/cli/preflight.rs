@@ -3,10 +3,10 @@
 //! loses or hides data, 1 something would, 2 cannot tell.
 
 use super::check::Format;
-use crate::args::ClusterArgs;
 use super::exit;
 use crate::analysis::controller;
 use crate::analysis::preflight::{OrigState, Preflight, preflight};
+use crate::args::ClusterArgs;
 use crate::cluster::files::load_bytes;
 use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
 use crate::cluster::list_once::Retry;

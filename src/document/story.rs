@@ -138,7 +138,7 @@ pub fn build(
 ) -> Option<Story> {
     let r = report.restore(id)?;
     let findings: Vec<Finding> = report.findings_for(id).cloned().collect();
-    let disks = story_disks::disks(r);
+    let disks = story_disks::disks(r, snap);
     let mut open: Vec<String> = findings
         .iter()
         .map(|f| f.code.as_str().to_string())

@@ -3,6 +3,7 @@
 
 use super::story::Line;
 use crate::analysis::{DiskChain, Ownership, PgView, PvInfo, PvcInfo, RestoreView};
+use crate::model::snapshot::Snapshot;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,11 +104,11 @@ fn ownership(o: &Ownership) -> String {
     }
 }
 
-pub fn disks(r: &RestoreView) -> Vec<DiskStory> {
+pub fn disks(r: &RestoreView, snap: &Snapshot) -> Vec<DiskStory> {
     r.disks
         .iter()
         .map(|d| {
-            let (proven, proof) = copy_proof(r, d);
+            let (proven, proof) = copy_proof(r, d, snap);
             DiskStory {
                 disk: d.disk.clone(),
                 data_volume: d.data_volume.as_ref().map(|v| v.name.clone()),
@@ -127,12 +128,23 @@ pub fn disks(r: &RestoreView) -> Vec<DiskStory> {
         .collect()
 }
 
-/// THE place the story decides whether a disk's restored copy is proven. It reads what the
-/// analysed chain holds (FINDINGS.md "Proof rules": the RestoreJob `Succeeded`, the restored
-/// PVC `Bound` and created after the RestoreJob started, a `Completed` DataDownload of this
-/// restore targeting it); when the pure copy-proof of `analysis` lands, it is called here and
-/// nowhere else in the document.
-pub fn copy_proof(r: &RestoreView, d: &DiskChain) -> (bool, Line) {
+/// THE place the story decides whether a disk's restored copy is proven. Where the disk was
+/// kept as an `-orig` PVC, `analysis::copy_proof` decides, the same proof the `:orig` screen
+/// and `reclaim-orig` use (FINDINGS.md "Proof rules"); without one there is nothing to
+/// reclaim, and the analysed chain says whether the restore put the data back.
+pub fn copy_proof(r: &RestoreView, d: &DiskChain, snap: &Snapshot) -> (bool, Line) {
+    if let Some(orig) = snap.pvcs.get(&r.id.namespace, &d.orig_name) {
+        let proof = crate::analysis::copy_proof::copy_proof(snap, orig);
+        return match proof.missing() {
+            None => (true, Line::ours(proof.describe())),
+            Some(why) => (false, Line::ours(format!("not proven: {why}"))),
+        };
+    }
+    chain_proof(r, d)
+}
+
+/// The chain's own evidence, for a disk with no `-orig` PVC.
+fn chain_proof(r: &RestoreView, d: &DiskChain) -> (bool, Line) {
     let unproven = |why: &str| (false, Line::ours(format!("not proven: {why}")));
     if r.phase != "Succeeded" {
         return unproven("the RestoreJob has not succeeded");

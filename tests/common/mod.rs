@@ -85,7 +85,6 @@ pub async fn sim_played(name: &str) -> restorewatch::sim::SimHandle {
     sim
 }
 
-
 /// Waits up to `secs` for a frame that satisfies `want`; on timeout fails with `seen` of the
 /// last frame.
 pub async fn wait_frame(
