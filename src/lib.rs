@@ -16,6 +16,7 @@ pub mod logging;
 pub mod model;
 pub mod pipeline;
 pub mod private_file;
+pub mod procstat;
 pub mod serve;
 pub mod sim;
 pub mod text;

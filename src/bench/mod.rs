@@ -17,7 +17,8 @@ pub mod r#gen;
 pub mod kubectl;
 pub mod per_change;
 pub mod serve_cost;
-pub mod sys;
+/// What a process costs: used by `serve`'s own metrics too, so it lives below both.
+pub use crate::procstat as sys;
 pub mod table;
 pub mod worker;
 

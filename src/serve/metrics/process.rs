@@ -17,8 +17,8 @@ pub struct Cost {
 impl Cost {
     pub fn now() -> Cost {
         Cost {
-            cpu_seconds: crate::bench::sys::cpu_seconds(),
-            resident_bytes: crate::bench::sys::rss().0,
+            cpu_seconds: crate::procstat::cpu_seconds(),
+            resident_bytes: crate::procstat::rss().0,
         }
     }
 }
