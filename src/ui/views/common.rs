@@ -333,7 +333,8 @@ pub fn screen_kinds(screen: &Screen) -> &'static [Kind] {
             Kind::PersistentVolumeClaim,
             Kind::PersistentVolume,
         ],
-        Screen::Yaml(_) | Screen::Help { .. } => &[],
+        Screen::Backups => &[Kind::Backup, Kind::RestoreJob],
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) => &[],
     }
 }
 
