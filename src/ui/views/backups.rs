@@ -26,10 +26,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "Backups"));
         return;
     }
-    let stale = app
-        .shown
-        .as_ref()
-        .is_some_and(|fr| fr.snapshot.is_stale(crate::model::Kind::Backup));
+    let style = common::rows_style(app, crate::model::Kind::Backup);
     let rows: Vec<Row> = items
         .iter()
         .map(|b| {
@@ -47,7 +44,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
                     Cell::plain(b.driver.as_str()),
                     running,
                 ],
-                style: if stale { t.stale() } else { t.text() },
+                style,
             }
         })
         .collect();

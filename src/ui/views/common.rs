@@ -474,3 +474,16 @@ pub fn table_frame(
     }
     a
 }
+
+/// The style of a table's rows: stale while the watch of the kind they rest on is not synced.
+pub fn rows_style(app: &App, kind: Kind) -> Style {
+    let stale = app
+        .shown
+        .as_ref()
+        .is_some_and(|fr| fr.snapshot.is_stale(kind));
+    if stale {
+        app.theme().stale()
+    } else {
+        app.theme().text()
+    }
+}
