@@ -37,8 +37,12 @@ pub struct PreflightAnswer {
 
 /// The name proposed for a restore from `backup`: the preflight says whether it is free.
 pub fn restore_name(backup: &str) -> String {
-    let mut name = format!("restore-{backup}");
-    name.truncate(MAX_NAME_LEN);
+    // By characters: a name from the cluster is not trusted to be ASCII, and cutting inside a
+    // character would panic.
+    let name: String = format!("restore-{backup}")
+        .chars()
+        .take(MAX_NAME_LEN)
+        .collect();
     name.trim_end_matches(['-', '.']).to_string()
 }
 
@@ -126,4 +130,21 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
         lines: text::lines(&pf, note, Some(&text_manifest)),
         exit_code: pf.exit_code(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proposed_name_fits_and_never_cuts_a_character() {
+        assert_eq!(restore_name("vm1-backup"), "restore-vm1-backup");
+        let long = "a".repeat(250);
+        let name = restore_name(&long);
+        assert_eq!(name.len(), MAX_NAME_LEN);
+        // Two-byte characters: a byte-wise cut at 253 would land inside one.
+        let odd = restore_name(&"é".repeat(300));
+        assert!(odd.chars().count() <= MAX_NAME_LEN, "{odd}");
+        assert!(odd.starts_with("restore-é"));
+    }
 }
