@@ -103,3 +103,32 @@ async fn a_on_a_backup_shows_the_fresh_preflight_of_a_restore_from_it_and_the_ma
     assert!(render(&a).contains("RESTORE RUNNING"));
     cluster.stop().await;
 }
+
+#[tokio::test]
+async fn a_preflight_that_cannot_read_the_pvcs_says_it_cannot_tell_instead_of_guessing() {
+    let cluster = Cluster::start_without_pvcs(vm_objects()).await;
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let worker = action_worker::spawn(
+        ActionBackend {
+            client: cluster.sim.client_with_token("limited").expect("client"),
+            user: "limited".into(),
+            context: "sim".into(),
+        },
+        out,
+    );
+    let mut a = app_on(vm_objects(), NOW, 120, 40);
+    command(&mut a, "backups");
+    press(&mut a, KeyCode::Char('a'));
+    pump(&mut a, &worker, &mut rx, |a| render(a).contains("verdict:")).await;
+    let screen = render(&a);
+    assert!(screen.contains("UNKNOWN"), "{screen}");
+    assert!(
+        screen.contains("verdict: cannot tell: see what is unknown above"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains(": free"),
+        "no -orig name is called free: {screen}"
+    );
+    cluster.stop().await;
+}
