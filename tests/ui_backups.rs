@@ -30,6 +30,24 @@ fn command(a: &mut restorewatch::ui::App, cmd: &str) {
     press(a, KeyCode::Enter);
 }
 
+/// `:backups`, `a` on the first Backup with the worker acting as `user` through `client`, until
+/// the preflight's verdict is drawn; the app (to go on with) and the screen.
+async fn preflight_on_screen(client: kube::Client, user: &str) -> (restorewatch::ui::App, String) {
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let backend = ActionBackend {
+        client,
+        user: user.into(),
+        context: "sim".into(),
+    };
+    let worker = action_worker::spawn(backend, out);
+    let mut a = app_on(vm_objects(), NOW, 120, 40);
+    command(&mut a, "backups");
+    press(&mut a, KeyCode::Char('a'));
+    pump(&mut a, &worker, &mut rx, |a| render(a).contains("verdict:")).await;
+    let screen = render(&a);
+    (a, screen)
+}
+
 #[test]
 fn backups_lists_each_backup_with_its_application_age_driver_and_running_restore() {
     let mut objs = vm_objects();
@@ -67,21 +85,7 @@ async fn a_on_a_backup_shows_the_fresh_preflight_of_a_restore_from_it_and_the_ma
     live.push(vmi());
     live.push(foreign_orig(&orig, Some(DELETED_UID)));
     let cluster = Cluster::start_still(live).await;
-
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let worker = action_worker::spawn(
-        ActionBackend {
-            client: cluster.sim.client().expect("client"),
-            user: "admin".into(),
-            context: "sim".into(),
-        },
-        out,
-    );
-    let mut a = app_on(vm_objects(), NOW, 120, 40);
-    command(&mut a, "backups");
-    press(&mut a, KeyCode::Char('a'));
-    pump(&mut a, &worker, &mut rx, |a| render(a).contains("verdict:")).await;
-    let screen = render(&a);
+    let (mut a, screen) = preflight_on_screen(cluster.sim.client().expect("client"), "admin").await;
     assert!(screen.contains("orig-pvc-foreign"), "{screen}");
     assert!(screen.contains(&orig), "{screen}");
     assert!(
@@ -107,20 +111,8 @@ async fn a_on_a_backup_shows_the_fresh_preflight_of_a_restore_from_it_and_the_ma
 #[tokio::test]
 async fn a_preflight_that_cannot_read_the_pvcs_says_it_cannot_tell_instead_of_guessing() {
     let cluster = Cluster::start_without_pvcs(vm_objects()).await;
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let worker = action_worker::spawn(
-        ActionBackend {
-            client: cluster.sim.client_with_token("limited").expect("client"),
-            user: "limited".into(),
-            context: "sim".into(),
-        },
-        out,
-    );
-    let mut a = app_on(vm_objects(), NOW, 120, 40);
-    command(&mut a, "backups");
-    press(&mut a, KeyCode::Char('a'));
-    pump(&mut a, &worker, &mut rx, |a| render(a).contains("verdict:")).await;
-    let screen = render(&a);
+    let client = cluster.sim.client_with_token("limited").expect("client");
+    let (_, screen) = preflight_on_screen(client, "limited").await;
     assert!(screen.contains("UNKNOWN"), "{screen}");
     assert!(
         screen.contains("verdict: cannot tell: see what is unknown above"),
