@@ -560,11 +560,25 @@ struct SimProcess {
 
 impl SimProcess {
     fn start(scenario: &str, dir: &std::path::Path) -> SimProcess {
+        SimProcess::serve(
+            &["--scenario", scenario],
+            &dir.join(format!("{scenario}.kubeconfig")),
+        )
+    }
+
+    /// `sim serve --load DUMP`: these objects as dumped, nothing played on them.
+    fn load(dump: &std::path::Path, kc: &std::path::Path) -> SimProcess {
+        let dump = dump.display().to_string();
+        SimProcess::serve(&["--load", &dump], kc)
+    }
+
+    fn serve(args: &[&str], kc: &std::path::Path) -> SimProcess {
         let bin = std::env::var("RESTOREWATCH_E2E_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_restorewatch").to_string());
-        let kc = dir.join(format!("{scenario}.kubeconfig"));
+        let kc = kc.to_path_buf();
         let child = Command::new(bin)
-            .args(["sim", "serve", "--port", "0", "--scenario", scenario])
+            .args(["sim", "serve", "--port", "0"])
+            .args(args)
             .arg("--write-kubeconfig")
             .arg(&kc)
             .stdout(std::process::Stdio::null())
@@ -783,4 +797,131 @@ fn a_signal_ends_the_dashboard_in_the_middle_of_a_frame() {
         s.lines().any(|l| l.trim() == "icanon"),
         "the terminal is back in canonical mode:\n{s}"
     );
+}
+
+/// A VM whose restore failed (its `-orig` name was taken), its Backup and its disk, as a
+/// cluster dump.
+fn failed_vm_restore_dump() -> serde_json::Value {
+    let ns = "tenant-a";
+    let pvc_uid = "8fe8d0ce-0000-4000-8000-000000000002";
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "replicated"},
+         "provisioner": "linstor.csi.linbit.com", "reclaimPolicy": "Delete"},
+        {"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "Backup",
+         "metadata": {"name": "vm1-backup", "namespace": ns, "creationTimestamp": "2026-11-20T02:00:00Z"},
+         "spec": {"applicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
+                  "strategyRef": {"apiGroup": "strategy.backups.cozystack.io", "kind": "Velero", "name": "velero"}},
+         "status": {"underlyingResources": {"dataVolumes": [{"dataVolumeName": "vm-disk-data", "applicationName": "data"}]}}},
+        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm-instance-vm1", "namespace": ns},
+         "spec": {"runStrategy": "Halted", "template": {"spec": {"volumes": [
+             {"name": "data", "persistentVolumeClaim": {"claimName": "vm-disk-data"}}]}}}},
+        {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": {"name": "vm-disk-data", "namespace": ns},
+         "spec": {"storage": {"resources": {"requests": {"storage": "10Gi"}}}}, "status": {"phase": "Succeeded"}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": "vm-disk-data", "namespace": ns, "uid": pvc_uid, "creationTimestamp": "2026-09-21T10:00:00Z"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
+                  "storageClassName": "replicated", "volumeMode": "Block", "volumeName": "pv-data"},
+         "status": {"phase": "Bound", "capacity": {"storage": "10Gi"}}},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-data", "creationTimestamp": "2026-09-21T10:00:00Z"},
+         "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Delete",
+                  "storageClassName": "replicated", "volumeMode": "Block",
+                  "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": "vm-disk-data", "uid": pvc_uid}},
+         "status": {"phase": "Bound"}},
+        {"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
+         "metadata": {"name": "restore-test", "namespace": ns, "uid": "5c96b3b8-0000-4000-8000-000000000001",
+                      "creationTimestamp": "2026-11-20T10:00:00Z"},
+         "spec": {"backupRef": {"name": "vm1-backup"},
+                  "targetApplicationRef": {"apiGroup": "apps.cozystack.io", "kind": "VMInstance", "name": "vm1"},
+                  "options": {"keepOriginalPVC": true}},
+         "status": {"phase": "Failed", "startedAt": "2026-11-20T10:00:01Z", "completedAt": "2026-11-20T10:00:05Z",
+                    "message": "RestoreJob failed: -orig PVC vm-disk-data-orig-de3e exists and was not created by this RestoreJob"}}
+    ]})
+}
+
+/// Before restoring: `:backups`, `a` on the Backup shows the preflight of a restore from it and
+/// the manifest; then a failed restore is restarted from the dashboard, the plan showing the new
+/// name's preflight, confirmed by typing the name, and kubectl sees the new RestoreJob.
+#[test]
+fn an_operator_preflights_a_backup_and_restarts_a_failed_restore() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dump = dir.path().join("dump.json");
+    std::fs::write(&dump, failed_vm_restore_dump().to_string()).expect("dump");
+    let kc = dir.path().join("kubeconfig");
+    let _sim = SimProcess::load(&dump, &kc);
+    let t = Tmux::start(
+        "preflight",
+        &format!("--kubeconfig {}", kc.display()),
+        "",
+        "sleep 60",
+    );
+    t.wait("the failed restore", |s| {
+        s.contains("restore-test") && s.contains("Failed")
+    });
+
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "backups"]);
+    t.keys(&["Enter"]);
+    t.wait("the Backup listed", |s| {
+        s.contains("backups[1]") && s.contains("vm1-backup") && s.contains("VMInstance/vm1")
+    });
+    t.keys(&["a"]);
+    let fresh = restorewatch::model::names::orig_pvc_name("vm-disk-data", "restore-vm1-backup");
+    let s = t.wait("the preflight verdict", |s| s.contains("verdict:"));
+    assert!(
+        s.contains(&format!("vm-disk-data -> {fresh}: free")),
+        "the disk's -orig name is predicted free:\n{s}"
+    );
+    assert!(
+        s.contains("verdict: nothing found that would lose or hide data"),
+        "{s}"
+    );
+    assert!(
+        s.contains("manifest to apply") && s.contains("\"name\": \"restore-vm1-backup\""),
+        "{s}"
+    );
+
+    // Back to the restores; `a` on the failed one offers the restart.
+    t.keys(&["Escape", ":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "restores"]);
+    t.keys(&["Enter", "a"]);
+    let menu = t.wait("the action menu", |s| s.contains("restart-restore"));
+    let pick = menu
+        .lines()
+        .find(|l| l.contains("restart-restore"))
+        .and_then(|l| l.chars().find(|c| c.is_ascii_digit()))
+        .expect("the menu numbers restart-restore")
+        .to_string();
+    t.keys(&[&pick]);
+    let r2_orig = restorewatch::model::names::orig_pvc_name("vm-disk-data", "restore-test-r2");
+    t.wait("the restart plan with its preflight", |s| {
+        s.contains("create RestoreJob tenant-a/restore-test-r2")
+            && s.contains(&format!("preflight: vm-disk-data kept as {r2_orig}"))
+            && s.contains("Type restore-test to confirm")
+            && s.contains("permitted")
+    });
+    // Enter alone never confirms.
+    t.keys(&["Enter"]);
+    assert!(!t.screen().contains("completed"), "{}", t.screen());
+    t.run(&["send-keys", "-t", "e2e", "-l", "restore-test"]);
+    t.keys(&["Enter"]);
+    t.wait("the restart done", |s| s.contains("completed: 1 write"));
+    t.keys(&["Escape"]);
+    t.wait("the new RestoreJob listed", |s| {
+        s.contains("restore-test-r2")
+    });
+
+    let out = Command::new("kubectl")
+        .args(["--kubeconfig", &kc.display().to_string()])
+        .args(["get", "restorejob", "restore-test-r2", "-n", "tenant-a", "-o"])
+        .arg("jsonpath={.spec.backupRef.name} {.metadata.annotations.restorewatch\\.io/restarted-from}")
+        .output()
+        .expect("kubectl");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "vm1-backup 5c96b3b8-0000-4000-8000-000000000001",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t.keys(&["q"]);
 }

@@ -69,7 +69,7 @@ fn execute_requests(a: &mut App) -> Vec<(u64, Target)> {
         .into_iter()
         .filter_map(|r| match r {
             WorkerRequest::Execute { id, plan } => Some((id, plan.request.target.clone())),
-            WorkerRequest::Check { .. } => None,
+            WorkerRequest::Check { .. } | WorkerRequest::Preflight { .. } => None,
         })
         .collect()
 }

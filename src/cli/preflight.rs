@@ -5,7 +5,7 @@
 use super::check::Format;
 use super::exit;
 use crate::analysis::controller;
-use crate::analysis::preflight::{OrigState, Preflight, preflight};
+use crate::analysis::preflight::{Preflight, preflight, text};
 use crate::args::ClusterArgs;
 use crate::cluster::files::load_bytes;
 use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
@@ -58,15 +58,7 @@ pub fn manifest(
         .split_once('/')
         .filter(|(k, n)| !k.is_empty() && !n.is_empty())
         .ok_or_else(|| format!("--app takes KIND/NAME (e.g. VMInstance/vm1), got {app:?}"))?;
-    Ok(json!({
-        "apiVersion": "backups.cozystack.io/v1alpha1",
-        "kind": "RestoreJob",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "backupRef": {"name": backup},
-            "targetApplicationRef": {"apiGroup": "apps.cozystack.io", "kind": kind, "name": app_name},
-        },
-    }))
+    Ok(text::restore_manifest(ns, name, kind, app_name, backup))
 }
 
 /// The one RestoreJob of a manifest file, its namespace defaulted to `ns`.
@@ -154,68 +146,11 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
 }
 
 fn print_text(pf: &Preflight, image: &ControllerImage, manifest: Option<&str>) {
-    let target = pf.target.as_ref().map_or("no target".to_string(), |t| {
-        format!("{} {}", t.kind, t.name)
-    });
-    println!(
-        "preflight: RestoreJob {} ({target}, {}, {}{})",
-        pf.restore,
-        pf.driver.as_str(),
-        if pf.in_place {
-            "in place"
-        } else {
-            "into a copy"
-        },
-        if pf.exists { ", exists" } else { "" }
-    );
-    println!("controller: {}", pf.controller.summary());
-    if let ControllerImage::Unreadable(e) = image {
-        println!("  (the backup controller's Deployment could not be read: {e})");
-    }
-    if !pf.disks.is_empty() {
-        println!("disks:");
-    }
-    for d in &pf.disks {
-        let state = match &d.orig_state {
-            OrigState::Free => "free".to_string(),
-            OrigState::Ours => "already this RestoreJob's (resumes)".to_string(),
-            OrigState::Taken { by, .. } => format!("TAKEN by a PVC of {by}"),
-            OrigState::TooLong { length } => format!("too long ({length} characters)"),
-            OrigState::Unknown => "unknown".to_string(),
-        };
-        let keeps = match (&d.pv, &d.capacity) {
-            (Some(pv), cap) => format!(
-                "; keeps PV {pv} {} (class {}: {})",
-                cap.as_deref().unwrap_or("size unknown"),
-                d.storage_class.as_deref().unwrap_or("none"),
-                d.class_policy.as_deref().unwrap_or("policy unknown")
-            ),
-            (None, _) => String::new(),
-        };
-        println!("  {} -> {}: {state}{keeps}", d.disk, d.orig);
-    }
-    for p in &pf.predictions {
-        println!(
-            "{:<7} {}  {}",
-            p.severity.as_str().to_uppercase(),
-            p.code,
-            p.message
-        );
-        if !p.remedy.is_empty() {
-            println!("        remedy: {}", p.remedy);
-        }
-    }
-    for u in &pf.unknown {
-        println!("UNKNOWN {u}");
-    }
-    let verdict = match pf.exit_code() {
-        0 => "nothing found that would lose or hide data",
-        1 => "this restore would lose or hide data: see the errors above",
-        _ => "cannot tell: see what is unknown above",
+    let note = match image {
+        ControllerImage::Unreadable(e) => Some(e.as_str()),
+        _ => None,
     };
-    println!("verdict: {verdict}");
-    if let Some(m) = manifest {
-        println!("manifest to apply (kubectl apply -f -):");
-        println!("{m}");
+    for line in text::lines(pf, note, manifest) {
+        println!("{line}");
     }
 }

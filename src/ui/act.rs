@@ -98,7 +98,11 @@ fn subject(app: &App) -> Subject {
                 Pane::Steps | Pane::Events | Pane::History => restore_subject(app, r),
             }
         }
-        Screen::Events | Screen::Yaml(_) | Screen::Help { .. } => {
+        Screen::Events
+        | Screen::Yaml(_)
+        | Screen::Help { .. }
+        | Screen::Backups
+        | Screen::Preflight(_) => {
             Subject::Nothing("no actions here: select a restore, a finding or an -orig PVC".into())
         }
     }
@@ -167,6 +171,10 @@ pub fn on_actions_key(app: &mut App) {
         app.set_status("no data yet: nothing to act on");
         return;
     };
+    if app.screen == Screen::Backups {
+        super::backup_preflight::on_actions_key(app);
+        return;
+    }
     if app.screen == Screen::Orig && !marked(app).is_empty() {
         open_bulk(app, &frame);
         return;

@@ -37,6 +37,11 @@ pub enum WorkerRequest {
     Check { id: u64, ops: Vec<Op> },
     /// Run the confirmed plan.
     Execute { id: u64, plan: Box<Plan> },
+    /// Read fresh and predict what the controller will do with this RestoreJob manifest.
+    Preflight {
+        id: u64,
+        manifest: serde_json::Value,
+    },
 }
 
 /// Starts the worker; requests go in through the returned sender, answers come out as `Msg`s.
@@ -62,6 +67,10 @@ async fn handle(b: ActionBackend, req: WorkerRequest, out: mpsc::UnboundedSender
                 .await
                 .map_err(|e| format!("{e:#}"));
             let _ = out.send(Msg::ActionChecked { id, result });
+        }
+        WorkerRequest::Preflight { id, manifest } => {
+            let result = super::backup_preflight::run(&b, manifest).await;
+            let _ = out.send(Msg::PreflightDone { id, result });
         }
         WorkerRequest::Execute { id, plan } => {
             tracing::info!(

@@ -163,7 +163,12 @@ pub enum Screen {
     Events,
     Detail(DetailState),
     Yaml(YamlState),
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
+    Backups,
+    /// What `preflight` predicts for a restore from a Backup, once the worker has read.
+    Preflight(Box<super::backup_preflight::PreflightState>),
 }
 
 impl Screen {
@@ -176,6 +181,8 @@ impl Screen {
             Screen::Detail(_) => ScreenKind::Detail,
             Screen::Yaml(_) => ScreenKind::Yaml,
             Screen::Help { .. } => ScreenKind::Help,
+            Screen::Backups => ScreenKind::Backups,
+            Screen::Preflight(_) => ScreenKind::Preflight,
         }
     }
 }

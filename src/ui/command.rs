@@ -87,6 +87,7 @@ pub fn run(app: &mut App, text: &str) {
         "findings" | "finding" => goto(app, Screen::Findings),
         "orig" | "origs" => goto(app, Screen::Orig),
         "events" | "event" | "ev" => goto(app, Screen::Events),
+        "backups" | "backup" => goto(app, Screen::Backups),
         "help" => goto(app, Screen::Help { scroll: 0 }),
         "q" | "q!" | "quit" => app.quit = true,
         "ns" => match arg {

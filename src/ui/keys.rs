@@ -75,6 +75,8 @@ pub enum ScreenKind {
     Events,
     Yaml,
     Help,
+    Backups,
+    Preflight,
 }
 
 impl ScreenKind {
@@ -87,6 +89,8 @@ impl ScreenKind {
             ScreenKind::Events => "events",
             ScreenKind::Yaml => "yaml",
             ScreenKind::Help => "help",
+            ScreenKind::Backups => "backups",
+            ScreenKind::Preflight => "preflight",
         }
     }
 }
@@ -100,8 +104,17 @@ const ALL: &[ScreenKind] = &[
     S::Events,
     S::Yaml,
     S::Help,
+    S::Backups,
+    S::Preflight,
 ];
-const LISTS: &[ScreenKind] = &[S::Restores, S::Findings, S::Orig, S::Events, S::Detail];
+const LISTS: &[ScreenKind] = &[
+    S::Restores,
+    S::Findings,
+    S::Orig,
+    S::Events,
+    S::Detail,
+    S::Backups,
+];
 
 /// A key with its modifiers, as written in the config (`ctrl-c`, `G`, `pgdn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,7 +259,14 @@ const DEFAULTS: &[Default_] = &[
         &["y"],
         Action::Yaml,
         "YAML of the selected object",
-        &[S::Restores, S::Detail, S::Findings, S::Orig, S::Events],
+        &[
+            S::Restores,
+            S::Detail,
+            S::Findings,
+            S::Orig,
+            S::Events,
+            S::Backups,
+        ],
     ),
     (
         &["f"],
@@ -258,7 +278,7 @@ const DEFAULTS: &[Default_] = &[
         &["a"],
         Action::Actions,
         "repair actions: the plan, then confirm by name",
-        &[S::Restores, S::Detail, S::Findings, S::Orig],
+        &[S::Restores, S::Detail, S::Findings, S::Orig, S::Backups],
     ),
     (
         &["space"],
@@ -341,6 +361,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("findings", "all findings, worst first"),
     ("orig", "-orig PVCs and whether they can be reclaimed"),
     ("events", "events of every restore"),
+    (
+        "backups",
+        "Backups, and a preflight of a restore from one (a)",
+    ),
     (
         "ns",
         "ns NAME: only this namespace; ns all: every namespace",

@@ -6,6 +6,8 @@
 pub mod act;
 pub mod action_worker;
 pub mod app;
+pub mod backup_list;
+pub mod backup_preflight;
 pub mod bulk;
 pub mod command;
 pub mod context;

@@ -230,6 +230,8 @@ pub fn table_len(app: &App) -> usize {
         Screen::Detail(d) => detail(app, &d.id).map_or(0, |r| pane_len(app, r, d.pane)),
         Screen::Yaml(y) => y.text.as_ref().map_or(1, |t| t.lines().count()),
         Screen::Help { .. } => super::views::help::line_count(app),
+        Screen::Backups => super::backup_list::backups(app).len(),
+        Screen::Preflight(p) => super::views::preflight::line_count(p),
     }
 }
 
@@ -417,7 +419,10 @@ pub fn selected_object(app: &App) -> Option<ObjRef> {
                 ),
             }
         }
-        Screen::Yaml(_) | Screen::Help { .. } => None,
+        Screen::Backups => super::backup_list::backups(app)
+            .get(sel(ScreenKind::Backups))
+            .map(|b| ObjRef::new(Kind::Backup, b.namespace(), b.name())),
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) => None,
     }
 }
 

@@ -45,6 +45,11 @@ pub enum Msg {
         id: u64,
         event: StepEvent,
     },
+    /// The action worker: the preflight screen `id` asked for.
+    PreflightDone {
+        id: u64,
+        result: Result<super::backup_preflight::PreflightAnswer, String>,
+    },
     /// The action worker: dialog `id`'s execution ended.
     ActionDone {
         id: u64,
@@ -137,6 +142,7 @@ pub fn update(app: &mut App, msg: Msg) {
             act::on_step(app, id, event);
             app.dirty = true;
         }
+        Msg::PreflightDone { id, result } => super::backup_preflight::on_done(app, id, result),
         Msg::ActionDone { id, outcome } => {
             act::on_done(app, id, outcome);
             app.dirty = true;
@@ -211,12 +217,13 @@ pub(super) fn clamp_current(app: &mut App) {
     let len = select::table_len(app);
     let h = layout::rows_height(app);
     match &mut app.screen {
-        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events | Screen::Backups => {
             let k = app.screen.kind();
             app.lists.entry(k).or_default().clamp(len, h);
         }
         Screen::Detail(d) => d.sel[d.pane.index()].clamp(len, h),
         Screen::Yaml(y) => y.scroll = y.scroll.min(len.saturating_sub(h)),
+        Screen::Preflight(p) => p.scroll = p.scroll.min(len.saturating_sub(h)),
         Screen::Help { scroll } => *scroll = (*scroll).min(len.saturating_sub(h)),
     }
 }
@@ -224,7 +231,7 @@ pub(super) fn clamp_current(app: &mut App) {
 fn move_cursor(app: &mut App, delta: isize) {
     let len = select::table_len(app);
     match &mut app.screen {
-        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events | Screen::Backups => {
             let k = app.screen.kind();
             app.lists.entry(k).or_default().move_by(delta, len);
         }
@@ -233,11 +240,12 @@ fn move_cursor(app: &mut App, delta: isize) {
         Screen::Yaml(YamlState { scroll, .. }) | Screen::Help { scroll } => {
             *scroll = (*scroll as isize + delta).max(0) as usize;
         }
+        Screen::Preflight(p) => p.scroll = (p.scroll as isize + delta).max(0) as usize,
     }
     clamp_current(app);
 }
 
-fn push(app: &mut App, screen: Screen) {
+pub(super) fn push(app: &mut App, screen: Screen) {
     let old = std::mem::replace(&mut app.screen, screen);
     app.stack.push(old);
     if app.stack.len() > MAX_STACK {
@@ -412,7 +420,7 @@ fn on_open(app: &mut App) {
             let target = select::selected_object(app);
             open_yaml(app, target);
         }
-        Screen::Yaml(_) | Screen::Help { .. } => {}
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) | Screen::Backups => {}
     }
 }
 
@@ -493,12 +501,12 @@ fn on_click(app: &mut App, column: u16, row: u16) {
         return;
     }
     match &mut app.screen {
-        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events | Screen::Backups => {
             let k = app.screen.kind();
             app.lists.entry(k).or_default().selected = i;
         }
         Screen::Detail(d) => d.sel[d.pane.index()].selected = i,
-        Screen::Yaml(_) | Screen::Help { .. } => {}
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) => {}
     }
     clamp_current(app);
 }

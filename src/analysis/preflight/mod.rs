@@ -5,6 +5,7 @@
 //! never guessed.
 
 mod postgres;
+pub mod text;
 mod vm;
 
 use super::Settings;

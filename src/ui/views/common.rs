@@ -333,7 +333,8 @@ pub fn screen_kinds(screen: &Screen) -> &'static [Kind] {
             Kind::PersistentVolumeClaim,
             Kind::PersistentVolume,
         ],
-        Screen::Yaml(_) | Screen::Help { .. } => &[],
+        Screen::Backups => &[Kind::Backup, Kind::RestoreJob],
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) => &[],
     }
 }
 
@@ -472,4 +473,17 @@ pub fn table_frame(
         f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
     }
     a
+}
+
+/// The style of a table's rows: stale while the watch of the kind they rest on is not synced.
+pub fn rows_style(app: &App, kind: Kind) -> Style {
+    let stale = app
+        .shown
+        .as_ref()
+        .is_some_and(|fr| fr.snapshot.is_stale(kind));
+    if stale {
+        app.theme().stale()
+    } else {
+        app.theme().text()
+    }
 }

@@ -55,19 +55,13 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "events"));
         return;
     }
-    let stale = app
-        .shown
-        .as_ref()
-        .is_some_and(|fr| fr.snapshot.is_stale(crate::model::Kind::Event));
+    let style = common::rows_style(app, crate::model::Kind::Event);
     let rows: Vec<Row> = items
         .iter()
         .map(|(r, e)| {
             let mut cells = event_cells(app, e);
             cells[3] = Cell::plain(r.id.to_string());
-            Row {
-                cells,
-                style: if stale { t.stale() } else { t.text() },
-            }
+            Row { cells, style }
         })
         .collect();
     common::draw_table(

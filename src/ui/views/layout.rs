@@ -150,11 +150,11 @@ pub fn detail_areas(app: &App, body: Rect) -> DetailAreas {
 pub fn rows_area(app: &App) -> Rect {
     let body = areas(screen_area(app)).body;
     match &app.screen {
-        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events => {
+        Screen::Restores | Screen::Findings | Screen::Orig | Screen::Events | Screen::Backups => {
             table_areas(app, body).rows
         }
         Screen::Detail(_) => detail_areas(app, body).pane,
-        Screen::Yaml(_) | Screen::Help { .. } => inner(body),
+        Screen::Yaml(_) | Screen::Help { .. } | Screen::Preflight(_) => inner(body),
     }
 }
 

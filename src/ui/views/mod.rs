@@ -1,5 +1,6 @@
 //! One file per screen or widget; `view` picks them. Views read the state and never change it.
 
+pub mod backups;
 pub mod bulk_dialog;
 pub mod chain;
 pub mod common;
@@ -13,6 +14,7 @@ pub mod history;
 pub mod layout;
 pub mod orig;
 pub mod overview;
+pub mod preflight;
 pub mod restores;
 pub mod status;
 pub mod wrap;
@@ -36,6 +38,8 @@ pub fn view(app: &App, f: &mut Frame) {
             Screen::Detail(d) => detail::draw(f, app, a.body, d),
             Screen::Yaml(y) => yaml::draw(f, app, a.body, y),
             Screen::Help { scroll } => help::draw(f, app, a.body, *scroll),
+            Screen::Backups => backups::draw(f, app, a.body),
+            Screen::Preflight(p) => preflight::draw(f, app, a.body, p),
         }
     }
     status::draw(f, app, a.status);
