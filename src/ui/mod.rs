@@ -8,6 +8,7 @@ pub mod action_worker;
 pub mod app;
 pub mod bulk;
 pub mod command;
+pub mod consent;
 pub mod context;
 pub mod dialog;
 pub mod export;
@@ -20,6 +21,7 @@ pub mod select;
 pub mod sort;
 pub mod terminal_input;
 pub mod theme;
+pub mod typed_field;
 pub mod update;
 pub mod views;
 

@@ -3,6 +3,7 @@
 pub mod bulk_dialog;
 pub mod chain;
 pub mod common;
+mod consent;
 pub mod detail;
 pub mod dialog;
 pub mod events;
