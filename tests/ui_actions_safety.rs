@@ -15,7 +15,7 @@ use restorewatch::actions::execute::{Outcome, StepEvent};
 use restorewatch::analysis::ActionKind;
 use restorewatch::ui::action_worker::WorkerRequest;
 use restorewatch::ui::app::{App, Modal};
-use restorewatch::ui::dialog::{DISCARD_PHRASE, Dialog, Menu, Planned, Stage};
+use restorewatch::ui::dialog::{Dialog, Menu, Planned, Stage};
 use restorewatch::ui::{Msg, update};
 use serde_json::json;
 
@@ -113,34 +113,31 @@ fn open_reclaim(a: &mut App) {
     assert_eq!(dialog(a).choice.action, ActionKind::ReclaimOrig);
 }
 
+/// The consent the dialog asks for: it names the PVC it discards.
+const CONSENT: &str = "discard vm-disk-data-orig-de3e";
+
 #[test]
 fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
     let mut a = only_copy_app();
     open_reclaim(&mut a);
-    match &dialog(&a).stage {
-        Stage::ConfirmDiscard { reason, .. } => {
-            assert!(reason.contains("may be the only copy"), "{reason}")
-        }
-        s => panic!("the consent comes first: {s:?}"),
-    }
-    let screen = render(&a);
     assert!(
-        screen.contains("the only copy") && screen.contains(DISCARD_PHRASE),
-        "{screen}"
+        matches!(dialog(&a).stage, Stage::ConfirmDiscard(_)),
+        "the consent comes first: {:?}",
+        dialog(&a).stage
     );
     // Enter alone, or the name instead of the phrase, goes nowhere.
     press(&mut a, KeyCode::Enter);
     typ(&mut a, "vm-disk-data-orig-de3e");
     press(&mut a, KeyCode::Enter);
     assert!(matches!(
-        dialog(&a).stage,
-        Stage::ConfirmDiscard { mismatch: true, .. }
+        &dialog(&a).stage,
+        Stage::ConfirmDiscard(c) if c.mismatch
     ));
     assert!(a.outbox.is_empty(), "{:?}", a.outbox);
     // The phrase opens the plan, made with the consent; the name still confirms it.
     let mut a = only_copy_app();
     open_reclaim(&mut a);
-    typ(&mut a, DISCARD_PHRASE);
+    typ(&mut a, CONSENT);
     press(&mut a, KeyCode::Enter);
     let plan = shown_plan(&a);
     assert!(plan.request.discard_only_copy, "{:?}", plan.request);
@@ -178,10 +175,59 @@ fn reclaiming_what_may_be_the_only_copy_needs_a_typed_consent_then_the_name() {
 }
 
 #[test]
+fn the_consent_names_the_pvc_and_what_is_unknown_and_a_generic_phrase_does_not_consent() {
+    let mut a = only_copy_app();
+    open_reclaim(&mut a);
+    let screen = render(&a);
+    // What is unknown (the proof's missing piece) and what the typed words discard.
+    assert!(
+        screen.contains(
+            "restored copy not proven: RestoreJob restore-test that made this copy is Failed, not Succeeded"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains(&format!("type {CONSENT}")), "{screen}");
+    // The phrase that once consented for any PVC names none: it consents to nothing.
+    typ(&mut a, "discard the only copy");
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(
+        &dialog(&a).stage,
+        Stage::ConfirmDiscard(c) if c.mismatch
+    ));
+    assert!(dialog(&a).plan().is_none());
+    assert!(a.outbox.is_empty(), "{:?}", a.outbox);
+    assert!(status(&a).contains(CONSENT), "{}", status(&a));
+    // Another PVC's name does not consent to this one either.
+    for _ in 0.."discard the only copy".len() {
+        press(&mut a, KeyCode::Backspace);
+    }
+    typ(&mut a, "discard vm-disk-system-orig-de3e");
+    press(&mut a, KeyCode::Enter);
+    assert!(dialog(&a).plan().is_none());
+    for _ in 0.."discard vm-disk-system-orig-de3e".len() {
+        press(&mut a, KeyCode::Backspace);
+    }
+    typ(&mut a, CONSENT);
+    press(&mut a, KeyCode::Enter);
+    assert!(shown_plan(&a).request.discard_only_copy);
+}
+
+#[test]
+fn the_consent_dialog_at_both_sizes() {
+    for (w, h) in [(120, 40), (80, 24)] {
+        let mut a = only_copy_app();
+        update(&mut a, Msg::Resize(w, h));
+        open_reclaim(&mut a);
+        typ(&mut a, "discard vm");
+        insta::assert_snapshot!(format!("reclaim_consent_{w}x{h}"), render(&a));
+    }
+}
+
+#[test]
 fn esc_keeps_the_only_copy() {
     let mut a = only_copy_app();
     open_reclaim(&mut a);
-    typ(&mut a, DISCARD_PHRASE);
+    typ(&mut a, CONSENT);
     press(&mut a, KeyCode::Esc);
     assert!(a.modal.is_none());
     assert!(a.outbox.is_empty());
@@ -301,7 +347,7 @@ fn after_the_consent_an_unrecorded_policy_is_asked_with_the_class_policy_presele
     ]);
     let mut a = action_data::app_on(objs, "2026-11-21T10:00:00Z", 120, 40);
     open_reclaim(&mut a);
-    typ(&mut a, DISCARD_PHRASE);
+    typ(&mut a, CONSENT);
     press(&mut a, KeyCode::Enter);
     match &dialog(&a).stage {
         Stage::ChoosePolicy {

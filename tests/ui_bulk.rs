@@ -164,7 +164,10 @@ fn each_marked_pvc_is_planned_as_it_would_be_alone() {
         v(1)
     );
     assert!(
-        matches!(v(2), Verdict::OnlyCopy { reason, .. } if reason.contains("may be the only copy")),
+        matches!(v(2), Verdict::OnlyCopy { unproven, plan }
+            if unproven.pvc == "vm-disk-logs-orig-de3e"
+                && unproven.proof.contains(LOGS_MISSING)
+                && plan.request.discard_only_copy),
         "{:?}",
         v(2)
     );
@@ -188,7 +191,7 @@ fn one_typed_confirmation_runs_each_plan_in_turn_and_the_refused_stay_listed() {
     // Enter on an empty consent leaves the only copy out.
     press(&mut a, KeyCode::Enter);
     let b = bulk(&a);
-    assert!(!b.discard);
+    assert!(!b.items[2].consented);
     assert!(matches!(
         b.stage,
         Stage::Review {
@@ -272,10 +275,7 @@ fn one_typed_confirmation_runs_each_plan_in_turn_and_the_refused_stay_listed() {
         "{s}"
     );
     assert!(s.contains("mounted by pod late"), "{s}");
-    assert!(
-        s.contains("left out, the consent to discard it was not given"),
-        "{s}"
-    );
+    assert!(s.contains("left out, no consent typed for it"), "{s}");
     press(&mut a, KeyCode::Esc);
     assert!(a.modal.is_none());
     assert!(a.marks.is_empty(), "the marks go with the finished run");
@@ -283,31 +283,142 @@ fn one_typed_confirmation_runs_each_plan_in_turn_and_the_refused_stay_listed() {
 }
 
 #[test]
-fn the_only_copy_consent_includes_them_and_a_wrong_phrase_includes_nothing() {
+fn the_consent_naming_the_pvc_includes_it_and_the_generic_phrase_includes_nothing() {
     let mut a = app(120, 40);
     mark_all(&mut a);
     press(&mut a, KeyCode::Char('a'));
-    typ(&mut a, "discard");
-    press(&mut a, KeyCode::Enter);
-    assert!(matches!(
-        bulk(&a).stage,
-        Stage::Consent { mismatch: true, .. }
-    ));
-    for _ in 0.."discard".len() {
-        press(&mut a, KeyCode::Backspace);
+    for wrong in ["discard", "discard the only copy"] {
+        typ(&mut a, wrong);
+        press(&mut a, KeyCode::Enter);
+        assert!(
+            matches!(&bulk(&a).stage, Stage::Consent { consent, .. } if consent.mismatch),
+            "{wrong}: {:?}",
+            bulk(&a).stage
+        );
+        for _ in 0..wrong.len() {
+            press(&mut a, KeyCode::Backspace);
+        }
     }
-    typ(&mut a, "discard the only copy");
+    assert!(
+        status(&a).contains("discard vm-disk-logs-orig-de3e"),
+        "{}",
+        status(&a)
+    );
+    typ(&mut a, "discard vm-disk-logs-orig-de3e");
     press(&mut a, KeyCode::Enter);
     let b = bulk(&a);
-    assert!(b.discard);
+    assert!(b.items[2].consented);
     assert_eq!(b.phrase(), "reclaim 3");
-    let plan = b.items[2].plan(true).expect("the only copy's plan");
+    let plan = b.items[2].plan().expect("the only copy's plan");
     assert!(plan.request.discard_only_copy);
     // Esc cancels and keeps the marks.
     press(&mut a, KeyCode::Esc);
     assert!(a.modal.is_none());
     assert_eq!(a.marks.len(), 5);
     assert!(execute_requests(&mut a).is_empty());
+}
+
+/// `bulk_data` without the data disk's DataDownload: vm-disk-data-orig-de3e and
+/// vm-disk-logs-orig-de3e both may be the only copy, each for its own missing piece.
+fn two_unproven(w: u16, h: u16) -> App {
+    let objs = bulk_data::objects()
+        .into_iter()
+        .filter(|o| {
+            !(o["kind"] == "DataDownload"
+                && o["metadata"]["name"] == "tenant-a.restore-test-fk8s8-data")
+        })
+        .collect();
+    let mut a = common::action_data::app_on(objs, NOW, w, h);
+    press(&mut a, KeyCode::Char(':'));
+    typ(&mut a, "orig");
+    press(&mut a, KeyCode::Enter);
+    a
+}
+
+const DATA_MISSING: &str = "no DataDownload for vm-disk-data";
+const LOGS_MISSING: &str = "the restored vm-disk-logs does not exist";
+
+#[test]
+fn each_unproven_pvc_is_consented_one_by_one_and_the_other_is_left_out_named() {
+    let mut a = two_unproven(120, 40);
+    mark_all(&mut a);
+    press(&mut a, KeyCode::Char('a'));
+    // The first unproven PVC: its consent names it and what is unknown about it.
+    let s = render(&a);
+    assert!(s.contains("type discard vm-disk-data-orig-de3e"), "{s}");
+    assert!(s.contains(DATA_MISSING), "{s}");
+    assert!(a.outbox.is_empty(), "{:?}", a.outbox);
+    // Enter on the empty field leaves data out and asks about the next one: logs.
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        matches!(bulk(&a).stage, Stage::Consent { .. }),
+        "each unproven PVC gets its own consent: {:?}",
+        bulk(&a).stage
+    );
+    let s = render(&a);
+    assert!(s.contains("type discard vm-disk-logs-orig-de3e"), "{s}");
+    assert!(s.contains(LOGS_MISSING), "{s}");
+    // Another PVC's words do not consent to this one.
+    typ(&mut a, "discard vm-disk-data-orig-de3e");
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(
+        &bulk(&a).stage,
+        Stage::Consent { consent, .. } if consent.mismatch
+    ));
+    for _ in 0.."discard vm-disk-data-orig-de3e".len() {
+        press(&mut a, KeyCode::Backspace);
+    }
+    typ(&mut a, "discard vm-disk-logs-orig-de3e");
+    press(&mut a, KeyCode::Enter);
+    // logs (by its consent) and web run; data is left out, its missing piece named.
+    assert!(
+        matches!(bulk(&a).stage, Stage::Review { .. }),
+        "{:?}",
+        bulk(&a).stage
+    );
+    assert_eq!(bulk(&a).phrase(), "reclaim 2");
+    let s = render(&a);
+    assert!(s.contains("vm-disk-data-orig-de3e refused"), "{s}");
+    assert!(s.contains(DATA_MISSING), "{s}");
+    let left_out = bulk(&a).items[0].refusal().unwrap_or_default();
+    assert!(
+        left_out.contains("no consent typed") && left_out.contains(DATA_MISSING),
+        "{left_out}"
+    );
+    a.outbox.clear();
+    granted(&mut a);
+    typ(&mut a, "reclaim 2");
+    press(&mut a, KeyCode::Enter);
+    let run: Vec<_> = std::mem::take(&mut a.outbox)
+        .into_iter()
+        .filter_map(|r| match r {
+            WorkerRequest::Execute { id, plan } => Some((id, plan)),
+            WorkerRequest::Check { .. } => None,
+        })
+        .collect();
+    assert_eq!(run.len(), 1, "one PVC at a time");
+    let (id, plan) = &run[0];
+    assert_eq!(plan.request.target, pvc("vm-disk-logs-orig-de3e"));
+    assert!(
+        plan.request.discard_only_copy,
+        "the consented PVC is planned with the consent"
+    );
+    completed(&mut a, *id);
+    let run = execute_requests(&mut a);
+    assert_eq!(run.len(), 1);
+    assert_eq!(run[0].1, pvc("vm-disk-web-orig-de3e"));
+    completed(&mut a, run[0].0);
+    assert!(matches!(bulk(&a).stage, Stage::Finished));
+    assert!(execute_requests(&mut a).is_empty(), "data never runs");
+    let s = render(&a);
+    assert!(
+        s.contains("2 reclaimed · 3 refused or stopped · 0 to go"),
+        "{s}"
+    );
+    assert!(
+        s.contains(DATA_MISSING),
+        "the result names what is unknown: {s}"
+    );
 }
 
 #[test]
@@ -370,22 +481,53 @@ fn screens(w: u16, h: u16) -> Vec<(&'static str, String)> {
             outcome: Outcome::Completed { writes: 2 },
         },
     );
-    let (id, _) = execute_requests(&mut a)[0].clone();
+    complete_next(&mut a);
+    v.push(("bulk_results", render(&a)));
+    v
+}
+
+/// The worker's answer for the PVC just sent to it: completed, two writes.
+fn complete_next(a: &mut App) {
+    let (id, _) = execute_requests(a)[0].clone();
+    completed(a, id);
+}
+
+fn completed(a: &mut App, id: u64) {
     update(
-        &mut a,
+        a,
         Msg::ActionDone {
             id,
             outcome: Outcome::Completed { writes: 2 },
         },
     );
-    v.push(("bulk_results", render(&a)));
+}
+
+/// The walk over two unproven PVCs: the second asked about after the first was left out,
+/// then the results with the one left out named.
+fn walk_screens(w: u16, h: u16) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    let mut a = two_unproven(w, h);
+    mark_all(&mut a);
+    press(&mut a, KeyCode::Char('a'));
+    press(&mut a, KeyCode::Esc);
+    typ(&mut a, "discard vm-disk-logs");
+    v.push(("bulk_consent_second", render(&a)));
+    typ(&mut a, "-orig-de3e");
+    press(&mut a, KeyCode::Enter);
+    granted(&mut a);
+    typ(&mut a, "reclaim 2");
+    v.push(("bulk_consent_plan", render(&a)));
+    press(&mut a, KeyCode::Enter);
+    complete_next(&mut a);
+    complete_next(&mut a);
+    v.push(("bulk_consent_results", render(&a)));
     v
 }
 
 #[test]
 fn bulk_screens_at_both_sizes() {
     for (w, h) in [(120, 40), (80, 24)] {
-        for (name, screen) in screens(w, h) {
+        for (name, screen) in screens(w, h).into_iter().chain(walk_screens(w, h)) {
             insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
         }
     }

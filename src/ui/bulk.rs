@@ -4,17 +4,21 @@
 //! in turn (fresh read, preconditions, re-plan before every write), one after the other, each
 //! result shown as it comes. Pure: the worker is reached only through the requests returned.
 //!
-//! Two cases the single dialog resolves by asking are decided here for the whole batch:
-//! - What may be the only good copy is left out unless the operator types the same consent as
-//!   in the single dialog; left out, it is listed as refused with the reason.
+//! Two cases the single dialog resolves by asking:
+//! - What may be the only good copy is asked about PVC by PVC, as in the single dialog: each
+//!   is included only by the consent that names it, typed for it alone (one consent for the
+//!   batch would discard copies the operator never looked at); left out, it is listed as
+//!   refused with what is unknown about it.
 //! - An `-orig` PVC with no recorded reclaim policy is refused from the batch: one policy for
 //!   many PVCs would be a guess for each of them, and a wrong `Delete` destroys a volume its
 //!   owner meant to keep while a wrong `Retain` only leaks it. Reclaimed alone, each shows its
 //!   own StorageClass's policy and the operator chooses it for that volume.
 
 use super::action_worker::WorkerRequest;
-use super::dialog::{Choice, DISCARD_PHRASE, Effect, Perms, Planned, StepLine, StepState};
+use super::consent::{Answer, Consent, Unproven};
+use super::dialog::{Choice, Effect, Perms, Planned, StepLine, StepState};
 use super::offer;
+use super::typed_field;
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
 use crate::actions::{Plan, Target};
@@ -31,9 +35,9 @@ pub enum Verdict {
     /// Nothing to write: already reclaimed, or nothing left to do.
     Nothing(Box<Plan>),
     /// May be the only good copy: runs (with this plan, made with the consent) only if the
-    /// operator typed the consent.
+    /// operator typed the consent naming it.
     OnlyCopy {
-        reason: String,
+        unproven: Unproven,
         plan: Box<Plan>,
     },
     Refused(String),
@@ -59,26 +63,26 @@ pub enum Run {
 pub struct Item {
     pub target: Target,
     pub verdict: Verdict,
+    /// The operator typed the consent naming this PVC (only an `OnlyCopy` asks for one).
+    pub consented: bool,
     pub run: Run,
 }
 
 impl Item {
-    /// The plan this item runs, given the operator's consent to discard only copies.
-    pub fn plan(&self, discard: bool) -> Option<&Plan> {
+    /// The plan this item runs.
+    pub fn plan(&self) -> Option<&Plan> {
         match &self.verdict {
             Verdict::Run(p) => Some(p),
-            Verdict::OnlyCopy { plan, .. } if discard => Some(plan),
+            Verdict::OnlyCopy { plan, .. } if self.consented => Some(plan),
             _ => None,
         }
     }
 
     /// Why it is not reclaimed, when it is not part of the run.
-    pub fn refusal(&self, discard: bool) -> Option<String> {
+    pub fn refusal(&self) -> Option<String> {
         match &self.verdict {
             Verdict::Refused(r) => Some(r.clone()),
-            Verdict::OnlyCopy { reason, .. } if !discard => Some(format!(
-                "left out, the consent to discard it was not given: {reason}"
-            )),
+            Verdict::OnlyCopy { unproven, .. } if !self.consented => Some(unproven.left_out()),
             _ => None,
         }
     }
@@ -88,11 +92,11 @@ impl Item {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Stage {
-    /// Some marked PVCs may be the only copy: type the consent to include them, or Enter on
-    /// an empty field to leave them out.
+    /// Item `item` may be the only copy: type the consent naming it to include it, or Enter
+    /// on an empty field (or Esc) to leave it out; then the next one is asked about.
     Consent {
-        input: TextArea<'static>,
-        mismatch: bool,
+        item: usize,
+        consent: Consent,
     },
     Review {
         perms: Perms,
@@ -109,26 +113,18 @@ pub struct Bulk {
     pub id: u64,
     pub items: Vec<Item>,
     pub stage: Stage,
-    /// The operator typed the consent to discard what may be the only copy.
-    pub discard: bool,
     pub scroll: u16,
     /// What could not be recorded (the audit log, an Event): said, never dropped.
     pub problems: Vec<String>,
 }
 
-fn field(placeholder: &str) -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_placeholder_text(placeholder.to_string());
-    t.set_cursor_line_style(ratatui::style::Style::default());
-    t
-}
+const PHRASE_HERE: &str = "type the phrase here";
+const EMPTY_LEAVES_OUT: &str = "empty leaves it out";
 
 /// How many ids a bulk dialog of `n` PVCs takes from `App::next_id`.
 pub fn ids_needed(n: usize) -> u64 {
     n as u64 + 1
 }
-
-const CLI_ADVICE: &str = " To discard it anyway, repeat with";
 
 /// Plans one marked PVC as the single dialog would, deciding its questions for the batch.
 pub fn verdict(snap: &Snapshot, report: &Report, target: &Target) -> Verdict {
@@ -148,24 +144,16 @@ pub fn verdict(snap: &Snapshot, report: &Report, target: &Target) -> Verdict {
         Planned::Plan(p) => Verdict::Run(p),
         Planned::Refused(r) => Verdict::Refused(r.reason),
         Planned::NeedsPolicy { class_policy } => Verdict::Refused(no_policy(class_policy)),
-        Planned::OnlyCopy { reason } => match offer::plan_with(snap, report, &choice, true) {
-            // The planner's advice names the CLI flag; here the consent is typed in the dialog.
-            Planned::Plan(plan) if reason.contains(CLI_ADVICE) => Verdict::OnlyCopy {
-                reason: reason
-                    .split(CLI_ADVICE)
-                    .next()
-                    .unwrap_or_default()
-                    .trim_end()
-                    .to_string(),
-                plan,
-            },
-            Planned::Plan(plan) => Verdict::OnlyCopy { reason, plan },
+        Planned::OnlyCopy(unproven) => match offer::plan_with(snap, report, &choice, true) {
+            Planned::Plan(plan) => Verdict::OnlyCopy { unproven, plan },
             Planned::NeedsPolicy { class_policy } => Verdict::Refused(format!(
-                "it may be the only copy ({reason}), and {}",
+                "it may be the only copy of {} ({}), and {}",
+                unproven.base,
+                unproven.proof,
                 no_policy(class_policy)
             )),
             Planned::Refused(r) => Verdict::Refused(r.reason),
-            Planned::OnlyCopy { reason } => Verdict::Refused(reason),
+            Planned::OnlyCopy(u) => Verdict::Refused(u.left_out()),
         },
     }
 }
@@ -182,6 +170,7 @@ pub fn open(
         .map(|target| Item {
             verdict: verdict(snap, report, &target),
             target,
+            consented: false,
             run: Run::Skipped,
         })
         .collect();
@@ -189,20 +178,35 @@ pub fn open(
         id,
         items,
         stage: Stage::Running,
-        discard: false,
         scroll: 0,
         problems: Vec::new(),
     };
-    let req = if b.only_copies() > 0 {
-        b.stage = Stage::Consent {
-            input: field("empty leaves them out"),
-            mismatch: false,
-        };
-        None
-    } else {
-        review(&mut b)
-    };
+    let req = ask_from(&mut b, 0);
     (b, req)
+}
+
+/// Asks about the first unproven PVC from item `from` on; with none left, on to the review.
+fn ask_from(b: &mut Bulk, from: usize) -> Option<WorkerRequest> {
+    let next = b
+        .items
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find_map(|(i, it)| match &it.verdict {
+            Verdict::OnlyCopy { unproven, .. } => Some((i, unproven.clone())),
+            _ => None,
+        });
+    match next {
+        Some((item, u)) => {
+            b.stage = Stage::Consent {
+                item,
+                consent: Consent::new(u, EMPTY_LEAVES_OUT),
+            };
+            b.scroll = 0;
+            None
+        }
+        None => review(b),
+    }
 }
 
 impl Bulk {
@@ -215,17 +219,17 @@ impl Bulk {
         id >= self.id && id <= self.id + self.items.len() as u64
     }
 
-    pub fn only_copies(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|i| matches!(i.verdict, Verdict::OnlyCopy { .. }))
-            .count()
+    /// The items that may be the only copy, each asked about on its own.
+    pub fn only_copies(&self) -> Vec<usize> {
+        (0..self.items.len())
+            .filter(|i| matches!(self.items[*i].verdict, Verdict::OnlyCopy { .. }))
+            .collect()
     }
 
     /// The PVCs that will run: with writes to make or a bind to wait for.
     pub fn runnable(&self) -> Vec<usize> {
         (0..self.items.len())
-            .filter(|i| self.items[*i].plan(self.discard).is_some())
+            .filter(|i| self.items[*i].plan().is_some())
             .collect()
     }
 
@@ -238,16 +242,15 @@ impl Bulk {
     pub fn ops(&self) -> Vec<crate::actions::Op> {
         self.items
             .iter()
-            .filter_map(|i| i.plan(self.discard))
+            .filter_map(Item::plan)
             .flat_map(|p| p.ops.iter().cloned())
             .collect()
     }
 
     pub fn typed(&self) -> Option<String> {
         match &self.stage {
-            Stage::Consent { input, .. } | Stage::Review { input, .. } => {
-                Some(input.lines().join(""))
-            }
+            Stage::Consent { consent, .. } => Some(consent.typed()),
+            Stage::Review { input, .. } => Some(typed_field::text(input)),
             _ => None,
         }
     }
@@ -259,7 +262,7 @@ impl Bulk {
             match &i.run {
                 Run::Done { outcome, .. } if reclaimed(outcome) => t.0 += 1,
                 Run::Done { .. } => t.1 += 1,
-                Run::Skipped if i.refusal(self.discard).is_some() => t.1 += 1,
+                Run::Skipped if i.refusal().is_some() => t.1 += 1,
                 Run::Skipped => {}
                 Run::Pending | Run::Running { .. } => t.2 += 1,
             }
@@ -285,20 +288,11 @@ fn review(b: &mut Bulk) -> Option<WorkerRequest> {
     };
     b.stage = Stage::Review {
         perms,
-        input: field("type the phrase here"),
+        input: typed_field::new(PHRASE_HERE),
         mismatch: false,
     };
     b.scroll = 0;
     req
-}
-
-fn one_line_input(input: &mut TextArea<'static>, k: &KeyEvent, placeholder: &str) {
-    input.input(*k);
-    if input.lines().len() > 1 {
-        let joined = input.lines().join("");
-        *input = field(placeholder);
-        input.insert_str(joined);
-    }
 }
 
 fn scroll(b: &mut Bulk, k: &KeyEvent) -> bool {
@@ -343,33 +337,36 @@ pub fn key(b: &mut Bulk, k: &KeyEvent) -> (Effect, Option<WorkerRequest>) {
             scroll(b, k);
             (Effect::None, None)
         }
-        Stage::Consent { input, mismatch } => {
-            if esc {
-                return (cancelled(), None);
+        Stage::Consent { item, .. } => {
+            let item = *item;
+            if !esc && !enter && scroll(b, k) {
+                return (Effect::None, None);
             }
-            if enter {
-                let typed = input.lines().join("");
-                if typed == DISCARD_PHRASE {
-                    b.discard = true;
-                } else if !typed.is_empty() {
-                    *mismatch = true;
-                    return (
+            let Stage::Consent { consent, .. } = &mut b.stage else {
+                return (Effect::None, None);
+            };
+            // Esc leaves this one out, as an empty field does: keeping a copy never needs care.
+            let answer = if esc {
+                Answer::Empty
+            } else {
+                consent.key(k, enter)
+            };
+            match answer {
+                Answer::Editing => (Effect::None, None),
+                Answer::Wrong => {
+                    let phrase = consent.unproven.phrase();
+                    (
                         Effect::Say(format!(
-                            "type \"{DISCARD_PHRASE}\" exactly to include them, or empty the field to leave them out"
+                            "type \"{phrase}\" exactly to include it, or empty the field to leave it out"
                         )),
                         None,
-                    );
+                    )
                 }
-                let req = review(b);
-                return (Effect::None, req);
+                Answer::Given | Answer::Empty => {
+                    b.items[item].consented = answer == Answer::Given;
+                    (Effect::None, ask_from(b, item + 1))
+                }
             }
-            if !scroll(b, k)
-                && let Stage::Consent { input, mismatch } = &mut b.stage
-            {
-                one_line_input(input, k, "empty leaves them out");
-                *mismatch = false;
-            }
-            (Effect::None, None)
         }
         Stage::Review { .. } => {
             if esc {
@@ -386,7 +383,7 @@ pub fn key(b: &mut Bulk, k: &KeyEvent) -> (Effect, Option<WorkerRequest>) {
                 } = &mut b.stage
                 && perms.may_confirm()
             {
-                one_line_input(input, k, "type the phrase here");
+                typed_field::edit(input, k, PHRASE_HERE);
                 *mismatch = false;
             }
             (Effect::None, None)
@@ -448,7 +445,7 @@ fn start_next(b: &mut Bulk) -> Option<WorkerRequest> {
         b.stage = Stage::Finished;
         return None;
     };
-    let plan = b.items[i].plan(b.discard)?.clone();
+    let plan = b.items[i].plan()?.clone();
     let steps = StepLine::all_pending(&plan);
     b.items[i].run = Run::Running {
         steps,

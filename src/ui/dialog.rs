@@ -6,7 +6,9 @@
 //! "no": Esc cancels, and Enter confirms only once the typed text equals the target's name.
 
 use super::action_worker::WorkerRequest;
+use super::consent::{Answer, Consent, Unproven};
 use super::offer::request;
+use super::typed_field;
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
 use crate::actions::{Op, Plan, Refusal, Target, plan};
@@ -34,15 +36,9 @@ pub enum Planned {
         class_policy: Option<String>,
     },
     /// reclaim-orig on what may be the only good copy of the disk: refused unless the operator
-    /// types the consent first (why it may be the only copy).
-    OnlyCopy {
-        reason: String,
-    },
+    /// types the consent naming it first.
+    OnlyCopy(Unproven),
 }
-
-/// What the operator types to discard what may be the only good copy (before, and apart from,
-/// the target's name).
-pub const DISCARD_PHRASE: &str = "discard the only copy";
 
 impl Planned {
     /// A short word for the menu.
@@ -59,7 +55,7 @@ impl Planned {
             ),
             Planned::Refused(r) => format!("refused: {}", r.reason),
             Planned::NeedsPolicy { .. } => "asks for the reclaim policy".into(),
-            Planned::OnlyCopy { .. } => "may be the only copy: asks for a typed consent".into(),
+            Planned::OnlyCopy(_) => "may be the only copy: asks for a typed consent".into(),
         }
     }
 }
@@ -133,13 +129,9 @@ impl StepLine {
 #[derive(Debug, Clone)]
 pub enum Stage {
     Refused(Refusal),
-    /// The `-orig` PVC may hold the only good copy: the operator types `DISCARD_PHRASE` to go
-    /// on to the plan (which is then confirmed by name like any other).
-    ConfirmDiscard {
-        reason: String,
-        input: TextArea<'static>,
-        mismatch: bool,
-    },
+    /// The `-orig` PVC may hold the only good copy: the operator types the consent naming it
+    /// to go on to the plan (which is then confirmed by name like any other).
+    ConfirmDiscard(Consent),
     ChoosePolicy {
         class_policy: Option<String>,
         /// Delete is selected (else Retain).
@@ -187,16 +179,15 @@ impl Dialog {
             Stage::Review { plan, .. }
             | Stage::Running { plan, .. }
             | Stage::Finished { plan, .. } => Some(plan),
-            Stage::Refused(_) | Stage::ChoosePolicy { .. } | Stage::ConfirmDiscard { .. } => None,
+            Stage::Refused(_) | Stage::ChoosePolicy { .. } | Stage::ConfirmDiscard(_) => None,
         }
     }
 
     /// The text typed into the confirmation field.
     pub fn typed(&self) -> Option<String> {
         match &self.stage {
-            Stage::Review { input, .. } | Stage::ConfirmDiscard { input, .. } => {
-                Some(input.lines().join(""))
-            }
+            Stage::Review { input, .. } => Some(typed_field::text(input)),
+            Stage::ConfirmDiscard(c) => Some(c.typed()),
             _ => None,
         }
     }
@@ -217,11 +208,10 @@ pub enum Effect {
     Say(String),
 }
 
+const NAME_HERE: &str = "type the name here";
+
 fn confirm_field() -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_placeholder_text("type the name here");
-    t.set_cursor_line_style(ratatui::style::Style::default());
-    t
+    typed_field::new(NAME_HERE)
 }
 
 /// A dialog on what planning gave; a plan with writes also asks the worker for permissions.
@@ -236,12 +226,8 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
             },
             None,
         ),
-        Planned::OnlyCopy { reason } => (
-            Stage::ConfirmDiscard {
-                reason,
-                input: confirm_field(),
-                mismatch: false,
-            },
+        Planned::OnlyCopy(u) => (
+            Stage::ConfirmDiscard(Consent::new(u, "type the words here")),
             None,
         ),
         Planned::Plan(p) => review(id, *p),
@@ -273,9 +259,9 @@ pub fn after_discard(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> 
             None,
         ),
         Planned::Refused(r) => (Stage::Refused(r), None),
-        Planned::OnlyCopy { reason } => (
+        Planned::OnlyCopy(u) => (
             Stage::Refused(Refusal {
-                reason,
+                reason: u.left_out(),
                 reads: Vec::new(),
             }),
             None,
@@ -402,37 +388,24 @@ pub fn dialog_key(d: &mut Dialog, k: &KeyEvent) -> Effect {
             scroll(d, k);
             Effect::None
         }
-        Stage::ConfirmDiscard {
-            input, mismatch, ..
-        } => {
+        Stage::ConfirmDiscard(_) => {
             if esc {
                 return Effect::Close("cancelled: nothing was written".into());
             }
-            if enter {
-                if input.lines().join("") == DISCARD_PHRASE {
-                    return Effect::PlanDiscarding;
-                }
-                *mismatch = true;
-                return Effect::Say(format!(
-                    "type \"{DISCARD_PHRASE}\" exactly to go on (esc keeps the copy)"
-                ));
-            }
-            if scroll(d, k) {
+            if !enter && scroll(d, k) {
                 return Effect::None;
             }
-            if let Stage::ConfirmDiscard {
-                input, mismatch, ..
-            } = &mut d.stage
-            {
-                input.input(*k);
-                if input.lines().len() > 1 {
-                    let joined = input.lines().join("");
-                    *input = confirm_field();
-                    input.insert_str(joined);
-                }
-                *mismatch = false;
+            let Stage::ConfirmDiscard(c) = &mut d.stage else {
+                return Effect::None;
+            };
+            match c.key(k, enter) {
+                Answer::Given => Effect::PlanDiscarding,
+                Answer::Editing => Effect::None,
+                Answer::Empty | Answer::Wrong => Effect::Say(format!(
+                    "type \"{}\" exactly to discard it (esc keeps the copy)",
+                    c.unproven.phrase()
+                )),
             }
-            Effect::None
         }
         Stage::ChoosePolicy { delete, .. } => match k.code {
             KeyCode::Esc => Effect::Close("cancelled: nothing was written".into()),
@@ -473,13 +446,7 @@ pub fn dialog_key(d: &mut Dialog, k: &KeyEvent) -> Effect {
                 && !plan.ops.is_empty()
                 && perms.may_confirm()
             {
-                input.input(*k);
-                // One line only: whatever a shortcut inserted as a line break is dropped.
-                if input.lines().len() > 1 {
-                    let joined = input.lines().join("");
-                    *input = confirm_field();
-                    input.insert_str(joined);
-                }
+                typed_field::edit(input, k, NAME_HERE);
                 *mismatch = false;
             }
             Effect::None

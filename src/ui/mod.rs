@@ -10,6 +10,7 @@ pub mod backup_list;
 pub mod backup_preflight;
 pub mod bulk;
 pub mod command;
+pub mod consent;
 pub mod context;
 pub mod dialog;
 pub mod export;
@@ -22,6 +23,7 @@ pub mod select;
 pub mod sort;
 pub mod terminal_input;
 pub mod theme;
+pub mod typed_field;
 pub mod update;
 pub mod views;
 

@@ -2,6 +2,7 @@
 //! on the object it names, a restore's findings' actions then the registry's restore actions,
 //! a PVC's registry actions (reclaim-orig first for an `-orig` name). Pure: no API, no clock.
 
+use super::consent::unproven;
 use super::dialog::{Choice, Menu, MenuEntry, Planned};
 use crate::actions::{self, ActionRequest, Target, plan};
 use crate::analysis::{ActionKind, Finding, Report, RestoreView};
@@ -149,13 +150,17 @@ pub fn request(choice: &Choice, policy: Option<String>, discard_only_copy: bool)
 
 /// Plans a choice. reclaim-orig that only a policy choice would make plannable asks for it,
 /// with the StorageClass's policy as the likely one; one that only the operator's consent to
-/// discard the only copy would make plannable asks for that consent first.
+/// discard the only copy would make plannable asks for that consent first, naming what is
+/// unknown; where that cannot be named, the refusal stands.
 pub fn plan_choice(snap: &Snapshot, report: &Report, choice: &Choice) -> Planned {
     match plan_with(snap, report, choice, false) {
         Planned::Refused(r) if choice.action == ActionKind::ReclaimOrig => {
-            match plan_with(snap, report, choice, true) {
-                Planned::Refused(_) => Planned::Refused(r),
-                _ => Planned::OnlyCopy { reason: r.reason },
+            match (
+                plan_with(snap, report, choice, true),
+                unproven(snap, &choice.target),
+            ) {
+                (Planned::Refused(_), _) | (_, None) => Planned::Refused(r),
+                (_, Some(u)) => Planned::OnlyCopy(u),
             }
         }
         other => other,
@@ -191,7 +196,7 @@ pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice
     // within each, the order of the findings (worst first) is kept.
     let rank = |p: &Planned| match p {
         Planned::Plan(p) if !p.is_settled() => 0,
-        Planned::NeedsPolicy { .. } | Planned::OnlyCopy { .. } => 0,
+        Planned::NeedsPolicy { .. } | Planned::OnlyCopy(_) => 0,
         Planned::Plan(_) => 1,
         Planned::Refused(_) => 2,
     };

@@ -1,10 +1,12 @@
 //! The bulk reclaim dialog: every marked `-orig` PVC with its own plan (every write, its
-//! precondition) or why it is refused, the one typed confirmation, then each PVC's progress and
-//! result as the executor runs them one after the other.
+//! precondition) or why it is refused, the consent asked PVC by PVC for each that may be the
+//! only copy, the one typed confirmation, then each PVC's progress and result as the executor
+//! runs them one after the other.
 
 use super::super::bulk::{Bulk, Item, Run, Stage, Verdict, reclaimed};
-use super::super::dialog::{DISCARD_PHRASE, Perms, outcome_line};
+use super::super::dialog::{Perms, outcome_line};
 use super::super::theme::Theme;
+use super::consent;
 use super::dialog::{dialog_area, frame_block, hints, layout_body, problem_lines, step_lines};
 use crate::text::one_line;
 use ratatui::Frame;
@@ -36,7 +38,7 @@ fn verbs(b: &Bulk) -> String {
 }
 
 /// One PVC in the review: its plan's writes, or why it does not run.
-fn review_lines(t: &Theme, b: &Bulk, n: usize, item: &Item) -> Vec<Line<'static>> {
+fn review_lines(t: &Theme, n: usize, item: &Item) -> Vec<Line<'static>> {
     let head = |mark: &str, style, what: String| {
         Line::from(vec![
             Span::styled(format!("{mark} {n:>2}. {} ", item.target), style),
@@ -44,12 +46,12 @@ fn review_lines(t: &Theme, b: &Bulk, n: usize, item: &Item) -> Vec<Line<'static>
         ])
     };
     let mut v = Vec::new();
-    if let Some(why) = item.refusal(b.discard) {
+    if let Some(why) = item.refusal() {
         v.push(head("✗", t.text_danger(), "refused".into()));
         v.push(Line::styled(format!("       {}", one_line(&why)), t.text()));
         return v;
     }
-    let Some(plan) = item.plan(b.discard).or(match &item.verdict {
+    let Some(plan) = item.plan().or(match &item.verdict {
         Verdict::Nothing(p) => Some(p),
         _ => None,
     }) else {
@@ -97,8 +99,33 @@ fn review_lines(t: &Theme, b: &Bulk, n: usize, item: &Item) -> Vec<Line<'static>
     v
 }
 
+/// Where the walk over the PVCs that may be the only copy is, and what was answered so far.
+fn consent_lines(t: &Theme, b: &Bulk, item: usize) -> Vec<Line<'static>> {
+    let asked = b.only_copies();
+    let k = asked.iter().position(|i| *i == item).unwrap_or(0) + 1;
+    let mut v = vec![Line::styled(
+        format!(
+            "Asking {k} of {}: each marked PVC that may be the only copy of its disk goes only by its own consent",
+            asked.len()
+        ),
+        t.text_info(),
+    )];
+    for i in asked.into_iter().filter(|i| *i < item) {
+        let it = &b.items[i];
+        v.push(if it.consented {
+            Line::styled(
+                format!("  ✓ {}: discarded by your consent", it.target),
+                t.text_warning(),
+            )
+        } else {
+            Line::styled(format!("  ✗ {}: left out", it.target), t.text_dim())
+        });
+    }
+    v
+}
+
 /// One PVC while running and after: where it is, its writes, its result.
-fn run_lines(t: &Theme, b: &Bulk, n: usize, item: &Item) -> Vec<Line<'static>> {
+fn run_lines(t: &Theme, n: usize, item: &Item) -> Vec<Line<'static>> {
     let line = |mark: &str, style, what: String| {
         Line::from(vec![
             Span::styled(format!("{mark} {n:>2}. {} ", item.target), style),
@@ -106,7 +133,7 @@ fn run_lines(t: &Theme, b: &Bulk, n: usize, item: &Item) -> Vec<Line<'static>> {
         ])
     };
     match &item.run {
-        Run::Skipped => match item.refusal(b.discard) {
+        Run::Skipped => match item.refusal() {
             Some(why) => vec![line("✗", t.text_danger(), format!("refused: {why}"))],
             None => vec![line("✓", t.text_dim(), "nothing to do".into())],
         },
@@ -150,40 +177,19 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
         t.title(true),
     )];
     match &b.stage {
-        Stage::Consent { input, mismatch } => {
+        Stage::Consent { item, consent: c } => {
             body.push(Line::raw(""));
+            body.extend(consent_lines(t, b, *item));
+            body.extend(consent::unknown_lines(t, &c.unproven));
             body.push(Line::styled(
-                format!(
-                    "⚠ {} of the marked may be the only good copy of the disk:",
-                    b.only_copies()
-                ),
-                t.text_danger(),
-            ));
-            for i in &b.items {
-                if let Verdict::OnlyCopy { reason, .. } = &i.verdict {
-                    body.push(Line::styled(
-                        format!("  {}: {}", i.target, one_line(reason)),
-                        t.text(),
-                    ));
-                }
-            }
-            body.push(Line::styled(
-                "Keeping them loses nothing. Discarding them may lose their disks' data for good.",
+                "Keeping it loses nothing. Discarding it may lose its disk's data for good.",
                 t.text(),
             ));
-            let mut prompt = vec![
-                Span::styled("Type ", t.text()),
-                Span::styled(DISCARD_PHRASE.to_string(), t.filter()),
-                Span::styled(" to include them; empty leaves them out.", t.text()),
-            ];
-            if *mismatch {
-                prompt.push(Span::styled(" does not match", t.text_danger()));
-            }
             let bottom = vec![
-                Line::from(prompt),
-                hints(t, &[("enter", "go on to the plans"), ("esc", "cancel")]),
+                consent::prompt(t, c, "To include it, type ", "; empty leaves it out."),
+                hints(t, &[("enter", "answer"), ("esc", "leave it out")]),
             ];
-            layout_body(f, inner, body, bottom, b.scroll, Some((input, t)));
+            layout_body(f, inner, body, bottom, b.scroll, Some((&c.input, t)));
         }
         Stage::Review {
             perms,
@@ -191,11 +197,7 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
             mismatch,
         } => {
             let run = b.runnable().len();
-            let refused = b
-                .items
-                .iter()
-                .filter(|i| i.refusal(b.discard).is_some())
-                .count();
+            let refused = b.items.iter().filter(|i| i.refusal().is_some()).count();
             body.push(Line::styled(
                 format!(
                     "Will reclaim {run} of {}: {} in all; {refused} refused (listed with the reason, nothing written for them)",
@@ -205,7 +207,7 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
                 t.text_info(),
             ));
             for (n, item) in b.items.iter().enumerate() {
-                body.extend(review_lines(t, b, n + 1, item));
+                body.extend(review_lines(t, n + 1, item));
             }
             let mut bottom = Vec::new();
             let mut field = None;
@@ -278,7 +280,7 @@ pub fn draw(f: &mut Frame, t: &Theme, b: &Bulk) {
                 },
             ));
             for (n, item) in b.items.iter().enumerate() {
-                body.extend(run_lines(t, b, n + 1, item));
+                body.extend(run_lines(t, n + 1, item));
             }
             body.extend(problem_lines(t, &b.problems));
             let bottom = if matches!(b.stage, Stage::Finished) {

@@ -3,10 +3,9 @@
 //! the field where the target's name is typed, then the progress and the result.
 
 use super::super::app::{App, Modal};
-use super::super::dialog::{
-    DISCARD_PHRASE, Dialog, Menu, Perms, Planned, Stage, StepLine, StepState,
-};
+use super::super::dialog::{Dialog, Menu, Perms, Planned, Stage, StepLine, StepState};
 use super::super::theme::Theme;
+use super::consent;
 use crate::actions::execute::Outcome;
 use crate::actions::{self, Plan};
 use crate::analysis;
@@ -179,37 +178,24 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             let bottom = vec![hints(t, &[("esc", "close")])];
             layout_body(f, inner, body, bottom, d.scroll, None);
         }
-        Stage::ConfirmDiscard {
-            reason,
-            input,
-            mismatch,
-        } => {
+        Stage::ConfirmDiscard(c) => {
             let mut body = head;
             body.push(Line::raw(""));
-            body.push(Line::from(vec![
-                Span::styled("⚠ the only copy: ", t.text_danger()),
-                Span::styled(crate::text::one_line(reason).into_owned(), t.text()),
-            ]));
+            body.extend(consent::unknown_lines(t, &c.unproven));
             body.push(Line::styled(
                 "Keeping it loses nothing. Discarding it may lose the disk's data for good.",
                 t.text(),
             ));
-            let mut prompt = vec![
-                Span::styled("To discard it anyway, type ", t.text()),
-                Span::styled(DISCARD_PHRASE.to_string(), t.filter()),
-                Span::styled(" (then the plan is confirmed by name).", t.text()),
-            ];
-            if *mismatch {
-                prompt.push(Span::styled(
-                    "  does not match: nothing done",
-                    t.text_danger(),
-                ));
-            }
             let bottom = vec![
-                Line::from(prompt),
+                consent::prompt(
+                    t,
+                    c,
+                    "To discard it anyway, type ",
+                    " (then the plan is confirmed by name).",
+                ),
                 hints(t, &[("enter", "go on"), ("esc", "keep the copy")]),
             ];
-            layout_body(f, inner, body, bottom, d.scroll, Some((input, t)));
+            layout_body(f, inner, body, bottom, d.scroll, Some((&c.input, t)));
         }
         Stage::ChoosePolicy {
             class_policy,

@@ -4,6 +4,7 @@ pub mod backups;
 pub mod bulk_dialog;
 pub mod chain;
 pub mod common;
+mod consent;
 pub mod detail;
 pub mod dialog;
 pub mod events;
