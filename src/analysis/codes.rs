@@ -81,7 +81,7 @@ codes! {
     MalformedOptions = "malformed-options", Error, None, "restore options do not parse";
     HelmreleaseLeftSuspended = "helmrelease-left-suspended", Warning, Some(ActionKind::ResumeRelease), "HelmRelease left suspended";
     ConcurrentRestores = "concurrent-restores", Warning, None, "two restores of one application";
-    RestoreFailed = "restore-failed", Error, Some(ActionKind::RestartRestore), "restore failed";
+    RestoreFailed = "restore-failed", Error, None, "restore failed";
     RestoreStalled = "restore-stalled", Warning, None, "restore makes no progress";
     WatchStale = "watch-stale", Warning, None, "watch down: data may be old";
 }

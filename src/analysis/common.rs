@@ -105,7 +105,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
                 rj.message.as_deref().unwrap_or("(no message)"),
                 if facts.leftovers.is_empty() { String::new() } else { format!("; left behind: {}", facts.leftovers.join(", ")) }
             ),
-            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: restart-restore picks a name whose -orig names are free and creates it only after a clean preflight".into(),
+            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: `restorewatch action restart-restore` (or `a` on the restore) picks a name whose -orig names are free and creates it only after a clean preflight".into(),
         );
     }
 
