@@ -393,7 +393,7 @@ fn each_unproven_pvc_is_consented_one_by_one_and_the_other_is_left_out_named() {
         .into_iter()
         .filter_map(|r| match r {
             WorkerRequest::Execute { id, plan } => Some((id, plan)),
-            WorkerRequest::Check { .. } => None,
+            WorkerRequest::Check { .. } | WorkerRequest::Preflight { .. } => None,
         })
         .collect();
     assert_eq!(run.len(), 1, "one PVC at a time");
