@@ -104,6 +104,67 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
     assert!(runs[2]["pvcs"].as_u64().unwrap() >= 190);
 }
 
+/// A dump (here one the bench wrote, with an unrelated kind added) is a shape of its own: served
+/// as it is, counted, a column in the table, every timed write seen on its PVCs.
+#[test]
+fn bench_takes_a_dump_as_a_shape() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dump = dir.path().join("real-like.json");
+    let out = bench(&["--sizes", "300", "--write-dump", dump.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut list = read_json(&dump);
+    let items = list["items"].as_array_mut().expect("items");
+    let pvcs = items
+        .iter()
+        .filter(|o| o["kind"] == "PersistentVolumeClaim")
+        .count();
+    items.push(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "unrelated", "namespace": "default"}}));
+    let total = items.len();
+    std::fs::write(&dump, serde_json::to_vec(&list).unwrap()).unwrap();
+    let json = dir.path().join("bench.json");
+    let shape = format!("dump:{}", dump.display());
+    let out = bench(&[
+        "--shapes",
+        &shape,
+        "--idle-secs",
+        "1",
+        "--writes",
+        "5",
+        "--no-kubectl",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("| shape / N | dump:real-like.json {total} |")),
+        "{stdout}"
+    );
+    let v = read_json(&json);
+    let run = &v[0];
+    assert_eq!(run["objects"], total);
+    assert_eq!(run["pvcs"], pvcs);
+    assert_eq!(run["restorewatch"]["writes_seen"], 5, "{run}");
+    assert_eq!(run["restorewatch"]["writes_lost"], 0);
+    // The dump is the user's file: read, never removed.
+    assert!(dump.exists());
+
+    // A shape that is neither a generated one nor a dump is refused with the choices.
+    let bad = bench(&["--shapes", "huge", "--no-kubectl"]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("dump:PATH"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
 /// `restorewatch sim serve` in its own process, killed when dropped.
 struct Emulator {
     child: Child,

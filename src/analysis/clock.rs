@@ -95,10 +95,24 @@ impl Clock {
         below
     }
 
-    /// `human(now - t)`: how long ago `t` was.
+    /// `human(now - t)`: how long ago `t` was. Once the text counts minutes (from 2 minutes
+    /// on) it is read at the last `AGE_GRID` instant of the wall clock, so it is up to 10 s
+    /// late: every age in minutes then moves on the same few instants of a minute. Exact, the
+    /// ages of 200 restores whose times came from a real clock moved on ~200 instants of every
+    /// minute, and each woke the analysis and the screen.
     pub fn human_since(&self, t: Timestamp) -> String {
-        let d = self.now.duration_since(t);
-        self.holds_until(add(t, next_text_up(d)));
+        let q = floor_grid(self.now);
+        let at = match q {
+            Some(q) if q.duration_since(t) >= secs(MINUTE_TEXT_FROM) => q,
+            _ => self.now,
+        };
+        let d = at.duration_since(t);
+        let change = add(t, next_text_up(d));
+        self.holds_until(if d < secs(MINUTE_TEXT_FROM) {
+            change
+        } else {
+            change.and_then(ceil_grid)
+        });
         human(d)
     }
 
@@ -112,6 +126,29 @@ impl Clock {
                 .and_then(|x| add(x, NS)),
         );
         human(d)
+    }
+}
+
+/// Ages in minutes or coarser are read on this grid of the wall clock (seconds).
+const AGE_GRID: i64 = 10;
+
+/// Below this many seconds `human` counts seconds, exactly.
+const MINUTE_TEXT_FROM: i64 = 120;
+
+/// The last grid instant at or before `t`.
+fn floor_grid(t: Timestamp) -> Option<Timestamp> {
+    Timestamp::from_second(t.as_second().div_euclid(AGE_GRID) * AGE_GRID)
+        .ok()
+        .map(|g| if g > t { g - secs(AGE_GRID) } else { g })
+}
+
+/// The first grid instant at or after `t`.
+fn ceil_grid(t: Timestamp) -> Option<Timestamp> {
+    let g = floor_grid(t)?;
+    if g == t {
+        Some(g)
+    } else {
+        add(g, secs(AGE_GRID))
     }
 }
 
@@ -248,13 +285,56 @@ mod tests {
         for (ago, next) in cases {
             let at = now - ago;
             let (_, until) = ask(now, &|c| c.human_since(at));
-            assert_eq!(until, Some(at + secs(next)), "{ago:?} ago");
+            let exact = at + secs(next);
+            // From two minutes on, a text moves on the next 10 s instant of the wall clock.
+            let want = if next <= 120 {
+                exact
+            } else {
+                ceil_grid(exact).unwrap()
+            };
+            assert_eq!(until, Some(want), "{ago:?} ago");
         }
         // Counting down, "0s" is the last text.
         assert_eq!(ask(now, &|c| c.human_until(now + secs(0))).1, None);
         assert_eq!(
             ask(now, &|c| c.human_until(now + secs(150))).1,
             Some(now + secs(30) + NS)
+        );
+    }
+
+    #[test]
+    fn ages_in_minutes_of_many_restores_move_on_a_few_instants_of_a_minute() {
+        // 200 restores whose last change is spread over real seconds: their "for 12m" texts
+        // must not wake the analysis 200 times a minute.
+        let now = t0() + SignedDuration::from_millis(3_250);
+        let mut deadlines = std::collections::BTreeSet::new();
+        for i in 0..200i64 {
+            let t = now - SignedDuration::from_millis(600_000 + i * 317);
+            let (text, until) = ask(now, &|c| c.human_since(t));
+            let until = until.unwrap();
+            assert!(
+                until > now && until.as_second() % AGE_GRID == 0 && until.subsec_nanosecond() == 0
+            );
+            // The text is the age as it was at most 10 s ago: right, or one minute behind for
+            // less than 10 s after the true age moved on.
+            let age = now.duration_since(t).as_secs();
+            let shown: i64 = text.trim_end_matches('m').parse().unwrap();
+            assert!(
+                shown == age / 60 || (shown + 1 == age / 60 && age % 60 < AGE_GRID),
+                "{text} for {age}s"
+            );
+            deadlines.insert(until);
+        }
+        assert!(
+            deadlines.len() <= 7,
+            "{} distinct wake-ups",
+            deadlines.len()
+        );
+        // Seconds stay exact: a young fact's age moves every second.
+        let young = now - secs(30);
+        assert_eq!(
+            ask(now, &|c| c.human_since(young)).1,
+            Some(young + secs(31))
         );
     }
 

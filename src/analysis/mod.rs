@@ -353,14 +353,17 @@ pub fn assemble<'p>(
             .map(|p| p.valid_until)
             .chain(std::iter::once(clock.valid_until())),
     );
-    Report {
+    let mut report = Report {
         now: Some(now),
         valid_until,
         restores,
         findings,
         orig_pvcs,
         controller: controller::of_snapshot(snap),
-    }
+        index: Default::default(),
+    };
+    report.reindex();
+    report
 }
 
 /// Findings made shareable, each marked stale when the restore it is about shows stale data.

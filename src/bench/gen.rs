@@ -40,6 +40,66 @@ impl Gen {
     }
 }
 
+/// A cluster ready for the emulator to load: generated, or a dump as it was given.
+pub struct Cluster {
+    /// The column's shape name: the generated shape's, or `dump:FILE`.
+    pub name: String,
+    pub file: std::path::PathBuf,
+    /// Whether the bench wrote `file` (and removes it after the run).
+    pub owned: bool,
+    pub objects: usize,
+    pub pvcs: usize,
+    pub restores: usize,
+    pub write_targets: Vec<(String, String)>,
+    /// `kubectl get` resources of every kind restorewatch reads that the cluster holds.
+    pub same_kinds: String,
+}
+
+/// A kubectl `List` (JSON) as a bench cluster: counted, and its PVCs (not the `-orig` ones a
+/// restore kept) taken as the targets of timed writes, in a stable order.
+pub fn load_dump(path: &std::path::Path) -> anyhow::Result<Cluster> {
+    use anyhow::Context;
+    let text =
+        std::fs::read(path).with_context(|| format!("reading the dump {}", path.display()))?;
+    let list: Value = serde_json::from_slice(&text).with_context(|| {
+        format!(
+            "{} is not JSON (a gzipped dump must be gunzipped first)",
+            path.display()
+        )
+    })?;
+    let items = list["items"]
+        .as_array()
+        .with_context(|| format!("{} is not a kubectl List (no items)", path.display()))?;
+    let count = |kind: &str| items.iter().filter(|o| o["kind"] == kind).count();
+    let mut write_targets: Vec<(String, String)> = items
+        .iter()
+        .filter(|o| o["kind"] == "PersistentVolumeClaim")
+        .filter_map(|o| {
+            let m = &o["metadata"];
+            Some((
+                m["namespace"].as_str()?.to_string(),
+                m["name"].as_str()?.to_string(),
+            ))
+        })
+        .filter(|(_, name)| !name.contains("-orig-"))
+        .collect();
+    write_targets.sort();
+    let file_name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    Ok(Cluster {
+        name: format!("dump:{file_name}"),
+        file: path.to_path_buf(),
+        owned: false,
+        objects: items.len(),
+        pvcs: count("PersistentVolumeClaim"),
+        restores: count("RestoreJob"),
+        same_kinds: super::kubectl::Kubectl::resources_of(items),
+        write_targets,
+    })
+}
+
 pub fn tenant(i: usize) -> String {
     format!("tenant-{i:05}")
 }
@@ -60,6 +120,34 @@ pub enum Shape {
     /// `default`, with half of `n` Events about the RestoreJobs (the Events the live watch
     /// reads: ~50 per restore), the rest disks.
     ManyEvents,
+}
+
+/// What `--shapes` takes: a generated shape, or `dump:PATH`, a kubectl `List` (JSON, e.g. what
+/// a real API server returned for a generated cluster) loaded as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ShapeArg {
+    Generated(Shape),
+    Dump(std::path::PathBuf),
+}
+
+impl std::str::FromStr for ShapeArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ShapeArg, String> {
+        if let Some(path) = s.strip_prefix("dump:") {
+            if path.is_empty() {
+                return Err("dump: needs a path, e.g. dump:real.json".into());
+            }
+            return Ok(ShapeArg::Dump(path.into()));
+        }
+        <Shape as clap::ValueEnum>::from_str(s, false)
+            .map(ShapeArg::Generated)
+            .map_err(|_| {
+                format!(
+                    "unknown shape {s:?}: one of default, no-backup, dense-namespaces, many-events, dump:PATH"
+                )
+            })
+    }
 }
 
 impl Shape {

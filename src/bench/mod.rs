@@ -24,7 +24,7 @@ pub mod worker;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use r#gen::Shape;
+use r#gen::{Shape, ShapeArg};
 use jiff::Timestamp;
 use kubectl::{Kubectl, KubectlResult};
 use serde::{Deserialize, Serialize};
@@ -43,11 +43,18 @@ pub struct BenchArgs {
     /// Cluster sizes to measure, in objects
     #[arg(long, value_delimiter = ',', default_value = "1000,20000,50000")]
     pub sizes: Vec<usize>,
-    /// Cluster shapes to generate, each at every size: default, no-backup (restores whose
+    /// Cluster shapes, each generated at every size: default, no-backup (restores whose
     /// Backup is gone), dense-namespaces (200 disks per namespace, restores without Backup),
-    /// many-events (half the objects Events about the restores)
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "default")]
-    pub shapes: Vec<Shape>,
+    /// many-events (half the objects Events about the restores); or dump:PATH, a kubectl
+    /// `List` in JSON (e.g. `kubectl get ... -A -o json --show-managed-fields` of a real
+    /// server) served as it is, once, whatever --sizes says
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "default",
+        value_name = "SHAPE"
+    )]
+    pub shapes: Vec<ShapeArg>,
     /// Measure this existing cluster instead of generated ones (read-only unless
     /// --writes-namespace is given)
     #[arg(long, value_name = "FILE")]
@@ -102,7 +109,7 @@ impl Default for BenchArgs {
     fn default() -> Self {
         BenchArgs {
             sizes: vec![1000, 20000, 50000],
-            shapes: vec![Shape::Default],
+            shapes: vec![ShapeArg::Generated(Shape::Default)],
             kubeconfig: None,
             context: None,
             writes_namespace: None,
@@ -180,7 +187,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     }
     if let Some(path) = &args.write_dump {
         let n = args.sizes.first().copied().unwrap_or(20_000);
-        let shape = args.shapes.first().copied().unwrap_or(Shape::Default);
+        let shape = match args.shapes.first() {
+            Some(ShapeArg::Generated(s)) => *s,
+            Some(ShapeArg::Dump(p)) => bail!("--write-dump: {} is a dump already", p.display()),
+            None => Shape::Default,
+        };
         let world = r#gen::generate_shape(shape, n, jiff::Timestamp::now());
         let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": world.objects});
         std::fs::write(path, serde_json::to_vec(&list)?)?;
@@ -279,24 +290,27 @@ async fn orchestrate(args: &BenchArgs) -> anyhow::Result<Vec<RunResult>> {
         bail!("--sizes: {n} is too small (at least 40 objects)");
     }
     let mut out = Vec::new();
-    for &shape in &args.shapes {
-        for &n in &args.sizes {
-            out.push(run_generated(args, &dir, kubectl_ok, shape, n).await?);
+    for shape in &args.shapes {
+        match shape {
+            ShapeArg::Generated(shape) => {
+                for &n in &args.sizes {
+                    let cluster = generated(&dir, *shape, n)?;
+                    out.push(run_cluster(args, &dir, kubectl_ok, cluster).await?);
+                }
+            }
+            ShapeArg::Dump(path) => {
+                let cluster = r#gen::load_dump(path)?;
+                out.push(run_cluster(args, &dir, kubectl_ok, cluster).await?);
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(out)
 }
 
-async fn run_generated(
-    args: &BenchArgs,
-    dir: &std::path::Path,
-    kubectl_ok: bool,
-    shape: Shape,
-    n: usize,
-) -> anyhow::Result<RunResult> {
-    let tag = format!("{} N={n}", shape.name());
-    eprintln!("bench: {tag}: generating");
+/// A generated cluster written where the emulator loads it from.
+fn generated(dir: &std::path::Path, shape: Shape, n: usize) -> anyhow::Result<r#gen::Cluster> {
+    eprintln!("bench: {} N={n}: generating", shape.name());
     let world = r#gen::generate_shape(shape, n, Timestamp::now());
     let file = dir.join(format!("cluster-{}-{n}.json", shape.name()));
     {
@@ -308,10 +322,33 @@ async fn run_generated(
         )?;
         w.flush()?;
     }
-    let (pvcs, restores, targets) = (world.pvcs, world.restores, world.write_targets);
-    let same_kinds = Kubectl::resources_of(&world.objects);
-    drop(world.objects);
-    let kubeconfig = dir.join(format!("sim-{}-{n}.kubeconfig", shape.name()));
+    Ok(r#gen::Cluster {
+        name: shape.name().into(),
+        same_kinds: Kubectl::resources_of(&world.objects),
+        objects: n,
+        pvcs: world.pvcs,
+        restores: world.restores,
+        write_targets: world.write_targets,
+        file,
+        owned: true,
+    })
+}
+
+async fn run_cluster(
+    args: &BenchArgs,
+    dir: &std::path::Path,
+    kubectl_ok: bool,
+    cluster: r#gen::Cluster,
+) -> anyhow::Result<RunResult> {
+    let n = cluster.objects;
+    let tag = format!("{} N={n}", cluster.name);
+    let file = cluster.file.clone();
+    let (pvcs, restores, targets) = (cluster.pvcs, cluster.restores, cluster.write_targets);
+    let same_kinds = cluster.same_kinds;
+    if targets.is_empty() {
+        bail!("{tag}: the cluster holds no PVC to time writes on");
+    }
+    let kubeconfig = dir.join(format!("sim-{}.kubeconfig", std::process::id()));
     let mut sim = Reaped(
         child(
             "sim",
@@ -379,9 +416,11 @@ async fn run_generated(
         None => None,
     };
     drop(sim);
-    let _ = std::fs::remove_file(&file);
+    if cluster.owned {
+        let _ = std::fs::remove_file(&file);
+    }
     Ok(RunResult {
-        shape: shape.name().into(),
+        shape: cluster.name,
         generated: true,
         objects: n,
         pvcs,

@@ -201,7 +201,7 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
     rows
 }
 
-/// One of issue 12's targets for one run: the figure and whether it is met (`None`: the
+/// One of the targets (issue 12's, the write targets as issue 21 tightened them) for one run: the figure and whether it is met (`None`: the
 /// figure could not be taken).
 pub struct Verdict {
     pub target: &'static str,
@@ -241,18 +241,26 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         .map(|kp| w.write_p99_ms / kp);
     vec![
         Verdict {
-            target: "write-to-frame p99 within 5x kubectl -w's p99",
+            target: "write-to-frame p99 within 2x kubectl -w's p99",
             figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| format!("{x:.2}x")),
-            met: p99_ratio.map(|x| x <= 5.0),
+            met: p99_ratio.map(|x| x <= 2.0),
         },
-        Verdict {
-            target: "write-to-frame p50 under 3 ms",
-            figure: if wrote {
-                format!("{:.1} ms", w.write_p50_ms)
-            } else {
-                NOT_MEASURABLE.into()
-            },
-            met: wrote.then_some(w.write_p50_ms < 3.0),
+        // Issue 21: measured from kubectl's own p50 (the server's share of a write, which no
+        // client can beat); without kubectl, from zero.
+        {
+            let base = k.and_then(|k| k.watch_p50_ms).filter(|_| wrote);
+            let limit = base.unwrap_or(0.0) + 3.0;
+            Verdict {
+                target: "write-to-frame p50 under kubectl -w's p50 + 3 ms",
+                figure: match (wrote, base) {
+                    (false, _) => NOT_MEASURABLE.into(),
+                    (true, Some(b)) => {
+                        format!("{:.1} ms (limit {limit:.1} = {b:.1} + 3)", w.write_p50_ms)
+                    }
+                    (true, None) => format!("{:.1} ms (limit 3.0: no kubectl)", w.write_p50_ms),
+                },
+                met: wrote.then_some(w.write_p50_ms < limit),
+            }
         },
         Verdict {
             target: "analysis of one change under 1 ms (p50)",

@@ -112,6 +112,7 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
         Some(r) => r.namespace == ns,
         None => f.objects.iter().any(|o| o.namespace == ns) || f.objects.is_empty(),
     });
+    report.reindex();
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {

@@ -238,6 +238,8 @@ pub enum Actions {
 #[derive(Debug, Clone)]
 pub struct App {
     pub opts: UiOptions,
+    /// The restores list's order and rows as last drawn (see `list_memo`).
+    pub list_memo: super::list_memo::ListMemo,
     /// The frame on screen.
     pub shown: Option<Arc<Frame>>,
     /// The newest frame received; differs from `shown` only while frozen.
@@ -289,6 +291,7 @@ impl App {
             Actions::NoClient
         };
         App {
+            list_memo: Default::default(),
             namespace: opts.namespace.clone(),
             status: opts.notice.clone().map(|text| StatusMsg {
                 text,

@@ -16,6 +16,7 @@ pub mod dialog;
 pub mod export;
 pub mod format;
 pub mod keys;
+pub mod list_memo;
 pub mod offer;
 pub mod orig_totals;
 pub mod run;

@@ -29,14 +29,35 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
     let Some(frame) = &app.shown else {
         return Vec::new();
     };
+    restore_order(app, frame)
+        .into_iter()
+        .filter_map(|i| frame.report.restores.get(i))
+        .map(|r| &**r)
+        .collect()
+}
+
+/// Positions in the shown report's restores, in the list's order (remembered per frame and
+/// choice of filter, sort and namespace: see `list_memo`).
+pub fn restore_order(app: &App, frame: &std::sync::Arc<Frame>) -> Vec<usize> {
+    let key = super::list_memo::OrderKey {
+        filter: filter_of(app, ScreenKind::Restores).to_string(),
+        namespace: app.namespace.clone(),
+        sort: app.sort(ScreenKind::Restores),
+    };
+    app.list_memo
+        .order(frame, &key, || compute_restore_order(app, frame))
+}
+
+fn compute_restore_order(app: &App, frame: &Frame) -> Vec<usize> {
     let f = filter_of(app, ScreenKind::Restores);
-    let mut v: Vec<&RestoreView> = frame
+    let mut v: Vec<(usize, &RestoreView)> = frame
         .report
         .restores
         .iter()
         .map(|r| &**r)
-        .filter(|r| app.in_scope(&r.id.namespace))
-        .filter(|r| {
+        .enumerate()
+        .filter(|(_, r)| app.in_scope(&r.id.namespace))
+        .filter(|(_, r)| {
             let target = r.target.as_ref().map(|t| t.name.as_str()).unwrap_or("");
             let step = r.current_step().map(|s| s.id.as_str()).unwrap_or("");
             matches(
@@ -65,17 +86,17 @@ pub fn restores(app: &App) -> Vec<&RestoreView> {
         let top = sevs.iter().max().copied();
         (top, sevs.iter().filter(|s| Some(**s) == top).count())
     };
-    // Cached: the key scans the findings, and this runs on every draw.
-    v.sort_by_cached_key(|r| (std::cmp::Reverse(worst(r)), r.terminal));
+    // Cached: the key scans the findings.
+    v.sort_by_cached_key(|(_, r)| (std::cmp::Reverse(worst(r)), r.terminal));
     // Any other column sorts this order, so equal values stay worst first.
     if let Some(s) = app.sort(ScreenKind::Restores)
         && s.col != SortCol::Findings
     {
-        sort::apply(&mut v, s, |r| restore_key(r, s.col));
+        sort::apply(&mut v, s, |(_, r)| restore_key(r, s.col));
     } else if app.sort(ScreenKind::Restores).is_some_and(|s| s.reversed) {
         v.reverse();
     }
-    v
+    v.into_iter().map(|(i, _)| i).collect()
 }
 
 fn text(s: &str) -> Option<Key> {

@@ -646,6 +646,7 @@ pub fn findings() -> Vec<Finding> {
 pub fn report() -> Report {
     Report {
         controller: Default::default(),
+        index: Default::default(),
         now: Some(now()),
         valid_until: None,
         restores: vec![

@@ -68,6 +68,7 @@ impl Col {
 }
 
 /// A cell: its text and, when it differs from the row's, its own style.
+#[derive(Clone)]
 pub struct Cell {
     pub text: String,
     pub style: Option<Style>,
@@ -88,6 +89,7 @@ impl Cell {
     }
 }
 
+#[derive(Clone)]
 pub struct Row {
     pub cells: Vec<Cell>,
     pub style: Style,

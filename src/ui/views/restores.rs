@@ -104,12 +104,7 @@ fn row(app: &App, r: &RestoreView) -> Row {
         _ => None,
     };
     let (badge, worst) = badges(frame.report.findings_for(&r.id));
-    let deadline = if r.terminal {
-        "-".to_string()
-    } else {
-        format::time_left(app.now, r.deadline)
-    };
-    Row {
+    let mut row = Row {
         cells: vec![
             Cell::plain(r.id.namespace.clone()),
             Cell::plain(r.id.name.clone()),
@@ -123,42 +118,105 @@ fn row(app: &App, r: &RestoreView) -> Row {
                 text: step,
                 style: step_style,
             },
-            Cell::plain(format::age_since(app.now, r.created)),
-            Cell::plain(deadline),
+            Cell::plain(String::new()),
+            Cell::plain(String::new()),
             Cell {
                 text: badge,
                 style: worst.and_then(|s| keep(t.severity(s))),
             },
-            Cell::plain(common::stale_cell(app, stale, select::RESTORE_KINDS)),
+            Cell::plain(String::new()),
         ],
         style,
+    };
+    clock_cells(app, r, &mut row);
+    row
+}
+
+/// Where the cells that read the clock are in a row.
+const AGE: usize = 6;
+const DEADLINE: usize = 7;
+const STALE: usize = 9;
+
+/// Redoes the cells of `row` that read the clock: the rest of a row only changes with a frame.
+fn clock_cells(app: &App, r: &RestoreView, row: &mut Row) {
+    let stale = app
+        .shown
+        .as_ref()
+        .is_some_and(|frame| select::restore_stale(frame, r));
+    let texts = [
+        (AGE, format::age_since(app.now, r.created)),
+        (
+            DEADLINE,
+            if r.terminal {
+                "-".to_string()
+            } else {
+                format::time_left(app.now, r.deadline)
+            },
+        ),
+        (STALE, common::stale_cell(app, stale, select::RESTORE_KINDS)),
+    ];
+    for (i, text) in texts {
+        if let Some(c) = row.cells.get_mut(i) {
+            c.text = text;
+        }
     }
 }
 
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let t = app.theme();
-    let items = select::restores(app);
-    let a = common::table_frame(f, app, body, "restores", items.len());
-    if items.is_empty() {
+    let Some(frame) = &app.shown else {
+        let a = common::table_frame(f, app, body, "restores", 0);
+        common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
+        return;
+    };
+    let order = select::restore_order(app, frame);
+    let a = common::table_frame(f, app, body, "restores", order.len());
+    if order.is_empty() {
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
         return;
     }
-    let rows: Vec<Row> = items.iter().map(|r| row(app, r)).collect();
-    let any_stale = rows
-        .iter()
-        .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
-    let cols = if any_stale {
-        COLS
-    } else {
-        &COLS[..COLS.len() - 1]
+    let restore = |i: usize| frame.report.restores.get(i).map(|r| &**r);
+    let draw = |f: &mut Frame, rows: &[Row]| {
+        let any_stale = rows
+            .iter()
+            .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
+        let cols = if any_stale {
+            COLS
+        } else {
+            &COLS[..COLS.len() - 1]
+        };
+        common::draw_table(
+            f,
+            t,
+            &a,
+            cols,
+            rows,
+            app.list_selection(ScreenKind::Restores),
+            app.sort(ScreenKind::Restores),
+        );
     };
-    common::draw_table(
-        f,
-        t,
-        &a,
-        cols,
-        &rows,
-        app.list_selection(ScreenKind::Restores),
-        app.sort(ScreenKind::Restores),
-    );
+    let build = || {
+        order
+            .iter()
+            .filter_map(|&i| restore(i))
+            .map(|r| row(app, r))
+            .collect()
+    };
+    let refresh = |i: usize, row: &mut Row| {
+        if let Some(r) = restore(i) {
+            clock_cells(app, r, row);
+        }
+    };
+    if app
+        .list_memo
+        .with_rows(frame, &order, build, refresh, |rows| draw(f, rows))
+        .is_none()
+    {
+        let rows: Vec<Row> = order
+            .iter()
+            .filter_map(|&i| restore(i))
+            .map(|r| row(app, r))
+            .collect();
+        draw(f, &rows);
+    }
 }
