@@ -230,19 +230,14 @@ pub fn judge(mut evidence: Vec<Evidence>) -> ControllerGeneration {
     }
 }
 
-/// The generation the objects of a snapshot show.
+/// The generation the objects of a snapshot show, with its controller's image when read.
 pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
-    judge(evidence(snap))
+    let mut ev = evidence(snap);
+    ev.extend(snap.controller_image.as_deref().and_then(image_evidence));
+    judge(ev)
 }
 
 impl ControllerGeneration {
-    /// Adds the running image's evidence, when there is any.
-    pub fn with_image(self, image: Option<&str>) -> ControllerGeneration {
-        let mut ev = self.evidence;
-        ev.extend(image.and_then(image_evidence));
-        judge(ev)
-    }
-
     /// `guarded (evidence: …)`, `unguarded (…)`, `unknown`: one line for headers.
     pub fn summary(&self) -> String {
         match self.evidence.iter().find(|e| e.says == self.generation) {
