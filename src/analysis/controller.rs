@@ -192,8 +192,9 @@ pub fn image_evidence(image: &str) -> Option<Evidence> {
     (version <= LAST_UNGUARDED).then(|| {
         Evidence::now(
             Generation::Unguarded,
+            // Short: the header shows it whole where it fits.
             format!(
-                "backup controller image {image}: v{}.{}.{} predates the fixes (v1.6.3 still had the bug)",
+                "image {image}: v{}.{}.{}, before the fixes",
                 version.0, version.1, version.2
             ),
         )
