@@ -257,6 +257,43 @@ impl ControllerGeneration {
     }
 }
 
+// ---- what a state leads to, per generation ------------------------------------------------
+// controller-facts.md: before the fix a taken `-orig` name is "success" and any other failure to
+// keep a disk is a Warning event, after which the DataVolume is deleted anyway; after it, every
+// `-orig` name is checked before anything is suspended (a taken one fails the RestoreJob, naming
+// the PVC) and other errors are retried, never deleting the DataVolume. Unknown says both.
+
+/// What an `-orig` name held by another RestoreJob's PVC leads to, for a restore still to keep
+/// its disks.
+pub fn foreign_orig_consequence(g: Generation) -> &'static str {
+    match g {
+        Generation::Guarded => {
+            "the controller (guarded) fails the RestoreJob before it suspends or halts anything, naming this PVC: nothing is lost, and the restore does not run"
+        }
+        Generation::Unguarded => {
+            "the controller (unguarded) skips keeping this disk without a word and replaces it: the current disk is lost, and the restore can still report Succeeded"
+        }
+        Generation::Unknown => {
+            "a guarded controller fails the RestoreJob before it halts anything; an unguarded one (not ruled out: the generation is unknown) skips keeping the disk without a word, and the current disk is lost"
+        }
+    }
+}
+
+/// What a disk that was not kept says about how it was lost.
+pub fn not_kept_consequence(g: Generation) -> &'static str {
+    match g {
+        Generation::Guarded => {
+            "the controller (guarded) does not drop a disk it cannot keep (a taken -orig name fails the RestoreJob, other errors are retried): check whether this restore ran before the controller was upgraded, or whether the -orig PVC was removed since"
+        }
+        Generation::Unguarded => {
+            "the controller (unguarded) drops a disk it cannot keep with at most a Warning event and deletes its DataVolume anyway: the loss is silent, and the restore can still report Succeeded"
+        }
+        Generation::Unknown => {
+            "an unguarded controller drops a disk it cannot keep with at most a Warning event; a guarded one fails or retries instead (which one runs is unknown)"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
