@@ -217,6 +217,7 @@ async fn reclaim_orig_restores_the_policy_before_the_delete_and_refuses_while_un
         },
         policy: None,
         discard_only_copy: false,
+        leave_running: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert!(
@@ -340,6 +341,7 @@ async fn fix_servername_patches_with_a_test_of_the_old_value() {
         },
         policy: None,
         discard_only_copy: false,
+        leave_running: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert_eq!(plan.ops.len(), 1);
@@ -406,6 +408,7 @@ async fn resume_release_resumes_what_a_finished_restore_left_suspended() {
         },
         policy: None,
         discard_only_copy: false,
+        leave_running: false,
     };
     let plan = plan_ok(&client, &req).await;
     assert_eq!(

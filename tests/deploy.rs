@@ -7,6 +7,9 @@
 mod monitoring_support;
 
 use monitoring_support::{one, render, strings, succeed};
+use restorewatch::cluster::controller_image::{
+    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE,
+};
 use restorewatch::model::KINDS;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -65,6 +68,37 @@ fn cluster_role_reads_exactly_the_watched_kinds() {
         binding["subjects"][0]["namespace"],
         sa["metadata"]["namespace"]
     );
+}
+
+#[test]
+fn the_controller_image_is_granted_as_one_get_of_the_one_deployment_restorewatch_reads() {
+    for variant in VARIANTS {
+        let docs = render(variant);
+        let role = one(&docs, "Role");
+        assert_eq!(
+            role["metadata"]["namespace"], BACKUP_CONTROLLER_NAMESPACE,
+            "{variant}: the Role sits where the Deployment is, whatever the variant's namespace"
+        );
+        assert_eq!(
+            role["rules"],
+            serde_json::json!([{"apiGroups": ["apps"], "resources": ["deployments"],
+                "resourceNames": [BACKUP_CONTROLLER_DEPLOYMENT], "verbs": ["get"]}]),
+            "{variant}: get on that one name, nothing else"
+        );
+        let binding = one(&docs, "RoleBinding");
+        assert_eq!(
+            binding["metadata"]["namespace"],
+            BACKUP_CONTROLLER_NAMESPACE
+        );
+        assert_eq!(binding["roleRef"]["kind"], "Role");
+        assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+        let sa = one(&docs, "ServiceAccount");
+        assert_eq!(
+            binding["subjects"],
+            serde_json::json!([{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                "namespace": sa["metadata"]["namespace"]}])
+        );
+    }
 }
 
 #[test]
@@ -187,6 +221,10 @@ fn core_violation(obj: &Value) -> Option<Result<(), String>> {
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
             core_round_trip::<rbac::ClusterRoleBinding>(obj)
         }
+        ("rbac.authorization.k8s.io/v1", "Role") => core_round_trip::<rbac::Role>(obj),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            core_round_trip::<rbac::RoleBinding>(obj)
+        }
         _ => return None,
     })
 }
@@ -238,7 +276,13 @@ fn every_variant_renders_into_objects_their_schemas_accept() {
                 labels["app.kubernetes.io/instance"], "restorewatch",
                 "{obj}"
             );
-            if obj["kind"] != "Namespace"
+            if obj["kind"] == "Role" || obj["kind"] == "RoleBinding" {
+                // The one grant in the backup controller's namespace (checked below).
+                assert_eq!(
+                    obj["metadata"]["namespace"], BACKUP_CONTROLLER_NAMESPACE,
+                    "{obj}"
+                );
+            } else if obj["kind"] != "Namespace"
                 && obj["kind"] != "ClusterRole"
                 && obj["kind"] != "ClusterRoleBinding"
             {

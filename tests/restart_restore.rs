@@ -60,7 +60,158 @@ async fn refused_without_writes(objs: Vec<Value>, says: &[&str]) {
 async fn a_running_restore_is_not_restarted_and_nothing_is_written() {
     let mut objs = vm_objects();
     objs.push(old_rj("Running", json!({})));
-    refused_without_writes(objs, &["refused", "is Running"]).await;
+    // The refusal names the way out: the choice to leave it running.
+    refused_without_writes(objs, &["refused", "is Running", "--leave-old-running"]).await;
+}
+
+/// A second unfinished restore of vm1, besides the old one.
+fn third_rj() -> Value {
+    let mut v = rj_manifest("restore-other", json!({"keepOriginalPVC": true}));
+    v["metadata"]["uid"] = json!("5c96b3b8-0000-4000-8000-000000000003");
+    v["status"] = json!({"phase": "Running"});
+    v
+}
+
+#[tokio::test]
+async fn leaving_the_old_restore_running_accepts_only_that_restore_and_every_other_refusal_holds() {
+    // Left running, the preflight still refuses a new restore that keeps no copy.
+    let mut objs = vm_objects();
+    objs.push(old_rj("Running", json!({"keepOriginalPVC": false})));
+    let sim = Cluster::start(objs).await;
+    sim.sim.controllers_idle().await;
+    let before = kubectl_state(&sim).await;
+    let (code, out) = restart(&sim, &["--leave-old-running", "--yes"]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("is not clean") && out.contains("keep-original-disabled"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("concurrent-restores"),
+        "the chosen one is accepted: {out}"
+    );
+    assert_eq!(kubectl_state(&sim).await, before, "nothing written");
+    sim.stop().await;
+
+    // A third restore of the same application running: leaving the old one does not cover it.
+    let mut objs = vm_objects();
+    objs.push(old_rj("Running", json!({"keepOriginalPVC": true})));
+    objs.push(third_rj());
+    let sim = Cluster::start(objs).await;
+    sim.sim.controllers_idle().await;
+    let before = kubectl_state(&sim).await;
+    let (code, out) = restart(&sim, &["--leave-old-running", "--yes"]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("concurrent-restores: RestoreJob restore-other (Running)"),
+        "{out}"
+    );
+    assert_eq!(kubectl_state(&sim).await, before, "nothing written");
+    sim.stop().await;
+}
+
+#[tokio::test]
+async fn leave_old_running_is_refused_as_usage_on_another_action() {
+    let sim = Cluster::start(vm_objects()).await;
+    let (code, out, err) = sim
+        .run(
+            &[
+                "action",
+                "resume-release",
+                "tenant-a/restore-test",
+                "--leave-old-running",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--leave-old-running applies to restart-restore"),
+        "{err}"
+    );
+    sim.stop().await;
+}
+
+#[tokio::test]
+async fn a_running_restore_left_running_by_choice_is_restarted_once_and_a_rerun_changes_nothing() {
+    let mut objs = vm_objects();
+    objs.push(old_rj("Running", json!({"keepOriginalPVC": true})));
+    let sim = Cluster::start(objs).await;
+    sim.sim.controllers_idle().await;
+
+    // The plan says plainly what leaving it means; a dry run writes nothing.
+    let before = kubectl_state(&sim).await;
+    let (code, out) = restart(&sim, &["--leave-old-running"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("create RestoreJob tenant-a/restore-test-r2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("you chose to leave RestoreJob restore-test running (Running): two restores of VMInstance vm1 will run at once, and the controller does not lock them against each other"),
+        "{out}"
+    );
+    assert_eq!(
+        kubectl_state(&sim).await,
+        before,
+        "a dry run writes nothing"
+    );
+
+    let (code, out) = restart(&sim, &["--leave-old-running", "--yes"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("done: 1 writes"), "{out}");
+    // A fresh read of what was written: the new RestoreJob, and the old one untouched.
+    let created = sim
+        .sim
+        .store()
+        .get(Kind::RestoreJob, NS, "restore-test-r2")
+        .expect("the new RestoreJob exists");
+    assert_eq!(
+        created["spec"],
+        rj_manifest("restore-test", json!({"keepOriginalPVC": true}))["spec"]
+    );
+    assert_eq!(
+        created["metadata"]["annotations"]["restorewatch.io/restarted-from"],
+        "5c96b3b8-0000-4000-8000-000000000001"
+    );
+    let (_, phases, _) = sim
+        .kubectl(&[
+            "get",
+            "restorejobs",
+            "-n",
+            NS,
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.status.phase};{end}",
+        ])
+        .await;
+    assert!(
+        phases.contains("restore-test=Running;"),
+        "the old one still runs: {phases}"
+    );
+    let (_, events, _) = sim
+        .kubectl(&[
+            "get",
+            "events",
+            "-n",
+            NS,
+            "-o",
+            "jsonpath={.items[*].reason}",
+        ])
+        .await;
+    assert!(events.contains("RestorewatchAction"), "{events}");
+
+    // A rerun, with or without the choice, finds the restart done and writes nothing.
+    let rv = sim.sim.store().current_rv();
+    for extra in [&["--leave-old-running", "--yes"][..], &["--yes"][..]] {
+        let (code, out) = restart(&sim, extra).await;
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains("already restarted as RestoreJob tenant-a/restore-test-r2"),
+            "{out}"
+        );
+    }
+    assert_eq!(sim.sim.store().current_rv(), rv, "a rerun writes nothing");
+    sim.stop().await;
 }
 
 #[tokio::test]

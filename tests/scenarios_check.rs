@@ -317,6 +317,7 @@ async fn repair(
         },
         policy: None,
         discard_only_copy: false,
+        leave_running: false,
     };
     let confirmed = plan(&snap, &request)
         .unwrap_or_else(|r| panic!("{action} on {ns}/{restore} refused: {}", r.reason));

@@ -1136,3 +1136,86 @@ async fn freeze_holds_requests_and_drop_after_n_events_ends_watches() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn the_backup_controller_deployment_is_served_by_get_as_a_real_server_answers() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let sim = start().await;
+    let api: Api<Deployment> = Api::namespaced(sim.client().unwrap(), "cozy-backup-controller");
+    // Absent: the real server's 404 Status, as kube decodes it.
+    let e = match api.get("backup-controller").await {
+        Err(kube::Error::Api(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((e.code, e.reason.as_str()), (404, "NotFound"));
+    assert_eq!(
+        e.message,
+        "deployments.apps \"backup-controller\" not found"
+    );
+    let (_, body) = raw(
+        &sim,
+        "GET",
+        "/apis/apps/v1/namespaces/cozy-backup-controller/deployments/backup-controller",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(
+        body["details"],
+        json!({"name": "backup-controller", "group": "apps", "kind": "deployments"})
+    );
+    // Present: the object, typed.
+    sim.deployments()
+        .put(
+            json!({"metadata": {"name": "backup-controller", "namespace": "cozy-backup-controller"},
+            "spec": {"selector": {"matchLabels": {"app": "b"}},
+                     "template": {"spec": {"containers": [{"name": "m", "image": "img:v1"}]}}}}),
+        )
+        .unwrap();
+    let d = api.get("backup-controller").await.unwrap();
+    let image = d
+        .spec
+        .and_then(|s| s.template.spec)
+        .and_then(|s| s.containers.into_iter().next())
+        .and_then(|c| c.image);
+    assert_eq!(image.as_deref(), Some("img:v1"));
+    assert_eq!(
+        api.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    // No writes: the emulator serves it only to be read.
+    let (code, _) = raw(
+        &sim,
+        "DELETE",
+        "/apis/apps/v1/namespaces/cozy-backup-controller/deployments/backup-controller",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(code, 405);
+    // A user without the grant gets the real server's 403 wording.
+    let sim = start_with(SimConfig {
+        tokens: HashMap::from([(
+            "t".to_string(),
+            Policy {
+                user: "u".into(),
+                rules: vec![],
+            },
+        )]),
+        ..SimConfig::default()
+    })
+    .await;
+    let api: Api<Deployment> = Api::namespaced(
+        sim.client_with_token("t").unwrap(),
+        "cozy-backup-controller",
+    );
+    let e = match api.get("backup-controller").await {
+        Err(kube::Error::Api(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(e.code, 403);
+    assert_eq!(
+        e.message,
+        "deployments.apps \"backup-controller\" is forbidden: User \"u\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"cozy-backup-controller\""
+    );
+}

@@ -73,7 +73,7 @@ pub const ACTIONS: &[ActionSpec] = &[
     ActionSpec {
         kind: ActionKind::RestartRestore,
         title: "Restore again under a new name",
-        summary: "create a new RestoreJob with the same spec under a fresh name whose -orig names are free and whose hash collides with no running restore, once the old one has finished and preflight of the new one is clean",
+        summary: "create a new RestoreJob with the same spec under a fresh name whose -orig names are free and whose hash collides with no running restore, once the old one has finished (or the operator chose to leave it running) and preflight of the new one is clean",
         on_restore: true,
         on_pvc: false,
         dangerous: true,

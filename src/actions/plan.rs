@@ -66,6 +66,10 @@ pub struct ActionRequest {
     /// (the restore failed, or the restored disk is missing or its download failed) and
     /// discards it anyway. Off unless asked for by name.
     pub discard_only_copy: bool,
+    /// restart-restore: the operator chose to restore again while the old RestoreJob still runs,
+    /// two restores of one application that the controller does not lock against each other.
+    /// Off unless asked for by name.
+    pub leave_running: bool,
 }
 
 impl ActionRequest {
@@ -75,6 +79,7 @@ impl ActionRequest {
             target,
             policy: None,
             discard_only_copy: false,
+            leave_running: false,
         }
     }
 }

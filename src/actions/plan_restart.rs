@@ -6,9 +6,10 @@
 
 use super::ops::Op;
 use super::plan::{ActionRequest, Plan, Refusal, list_ref, refuse, restore_target};
+use crate::analysis::ObjRef;
 use crate::analysis::codes::Severity;
 use crate::analysis::controller;
-use crate::analysis::preflight::{Preflight, preflight};
+use crate::analysis::preflight::{Prediction, Preflight, preflight};
 use crate::cluster::Snapshot;
 use crate::model::names::{ANN_RESTARTED_FROM, MAX_NAME_LEN, VELERO_NAMESPACE};
 use crate::model::objects::RestoreJob;
@@ -55,23 +56,20 @@ pub(super) fn plan_restart(
         p.outcome = format!(
             "already restarted as RestoreJob {ns}/{} ({})",
             done.meta.name,
-            match done.phase.as_str() {
-                "" => "not picked up yet",
-                ph => ph,
-            }
+            phase_of(done)
         );
         return Ok(());
     }
-    if !old.phase.is_terminal() {
+    // The old one still runs: restoring again races it, unless the operator chose that.
+    let left_running = !old.phase.is_terminal();
+    if left_running && !req.leave_running {
         return refuse(format!(
-            "RestoreJob {} is {}: the controller may still halt, rename or restore for it, and a second restore of the same application is not locked against it. Wait until it finishes; a stuck one must be deleted (which undoes nothing it did) before restoring again, with `restorewatch preflight` first",
+            "RestoreJob {} is {}: the controller may still halt, rename or restore for it, and a second restore of the same application is not locked against it. Wait until it finishes; a stuck one must be deleted (which undoes nothing it did) before restoring again, with `restorewatch preflight` first; or choose to restore again while it runs, leaving it running (the CLI's --leave-old-running)",
             old.meta.name,
-            match old.phase.as_str() {
-                "" => "not picked up yet",
-                ph => ph,
-            }
+            phase_of(old)
         ));
     }
+    let old_ref = ObjRef::new(Kind::RestoreJob, &ns, &old.meta.name);
     let spec = spec_of(old);
     let controller = controller::of_snapshot(snap);
     let mut skipped = Vec::new();
@@ -80,15 +78,18 @@ pub(super) fn plan_restart(
             continue;
         };
         let forecast = preflight(snap, &proposed, controller.clone());
+        // The one prediction leaving the old restore running was chosen to accept: that
+        // restore, and only it, still restoring the same application.
+        let accepted = |x: &Prediction| left_running && is_the_old_one_running(x, &old_ref);
         let blocking: Vec<_> = forecast
             .predictions
             .iter()
-            .filter(|x| x.severity > Severity::Info)
+            .filter(|x| x.severity > Severity::Info && !accepted(x))
             .collect();
         if blocking.iter().any(|x| !NAME_BOUND.contains(&x.code)) || !forecast.unknown.is_empty() {
             return refuse(format!(
                 "the preflight of a new RestoreJob {name} is not clean: {}",
-                problems(&forecast)
+                problems(&forecast, accepted)
             ));
         }
         if !blocking.is_empty() {
@@ -103,6 +104,9 @@ pub(super) fn plan_restart(
             continue;
         }
         describe(p, old, &name, &skipped, &forecast);
+        if left_running {
+            leave_notes(p, old, &forecast);
+        }
         p.ops.push(Op::CreateRestoreJob {
             namespace: ns.clone(),
             name,
@@ -151,10 +155,10 @@ fn proposed(ns: &str, name: &str, from: &str, spec: &Value) -> Option<Arc<Obj<Re
     }
 }
 
-fn problems(f: &Preflight) -> String {
+fn problems(f: &Preflight, accepted: impl Fn(&Prediction) -> bool) -> String {
     f.predictions
         .iter()
-        .filter(|x| x.severity > Severity::Info)
+        .filter(|x| x.severity > Severity::Info && !accepted(x))
         .map(|x| format!("{}: {}", x.code, x.message))
         .chain(f.unknown.iter().map(|u| format!("unknown: {u}")))
         .collect::<Vec<_>>()
@@ -192,4 +196,30 @@ fn describe(p: &mut Plan, old: &Obj<RestoreJob>, name: &str, skipped: &[String],
         "RestoreJob {}/{name} exists with the spec of {}; the backup controller runs it",
         old.meta.namespace, old.meta.name
     );
+}
+
+fn phase_of(rj: &Obj<RestoreJob>) -> &str {
+    match rj.phase.as_str() {
+        "" => "not picked up yet",
+        ph => ph,
+    }
+}
+
+/// The preflight's `concurrent-restores` about the old RestoreJob alone: a third restore of
+/// the same application is still a refusal.
+fn is_the_old_one_running(x: &Prediction, old: &ObjRef) -> bool {
+    x.code == "concurrent-restores" && x.objects.len() == 1 && x.objects[0] == *old
+}
+
+/// What leaving the old RestoreJob running means, said plainly in the plan.
+fn leave_notes(p: &mut Plan, old: &Obj<RestoreJob>, f: &Preflight) {
+    let app = f.target.as_ref().map_or_else(
+        || "the application".to_string(),
+        |t| format!("{} {}", t.kind, t.name),
+    );
+    p.notes.push(format!(
+        "you chose to leave RestoreJob {} running ({}): two restores of {app} will run at once, and the controller does not lock them against each other. each may halt it, keep and replace its disks without regard to the other, so what the application holds afterwards depends on the order in which they happen to run. Deleting the old one later undoes nothing it already did",
+        old.meta.name,
+        phase_of(old)
+    ));
 }

@@ -192,8 +192,9 @@ pub fn image_evidence(image: &str) -> Option<Evidence> {
     (version <= LAST_UNGUARDED).then(|| {
         Evidence::now(
             Generation::Unguarded,
+            // Short: the header shows it whole where it fits.
             format!(
-                "backup controller image {image}: v{}.{}.{} predates the fixes (v1.6.3 still had the bug)",
+                "image {image}: v{}.{}.{}, before the fixes",
                 version.0, version.1, version.2
             ),
         )
@@ -230,19 +231,14 @@ pub fn judge(mut evidence: Vec<Evidence>) -> ControllerGeneration {
     }
 }
 
-/// The generation the objects of a snapshot show.
+/// The generation the objects of a snapshot show, with its controller's image when read.
 pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
-    judge(evidence(snap))
+    let mut ev = evidence(snap);
+    ev.extend(snap.controller_image.as_deref().and_then(image_evidence));
+    judge(ev)
 }
 
 impl ControllerGeneration {
-    /// Adds the running image's evidence, when there is any.
-    pub fn with_image(self, image: Option<&str>) -> ControllerGeneration {
-        let mut ev = self.evidence;
-        ev.extend(image.and_then(image_evidence));
-        judge(ev)
-    }
-
     /// `guarded (evidence: …)`, `unguarded (…)`, `unknown`: one line for headers.
     pub fn summary(&self) -> String {
         match self.evidence.iter().find(|e| e.says == self.generation) {
@@ -257,6 +253,43 @@ impl ControllerGeneration {
             }
             _ if self.evidence.is_empty() => "unknown (no evidence yet)".into(),
             _ => "unknown (conflicting evidence)".into(),
+        }
+    }
+}
+
+// ---- what a state leads to, per generation ------------------------------------------------
+// controller-facts.md: before the fix a taken `-orig` name is "success" and any other failure to
+// keep a disk is a Warning event, after which the DataVolume is deleted anyway; after it, every
+// `-orig` name is checked before anything is suspended (a taken one fails the RestoreJob, naming
+// the PVC) and other errors are retried, never deleting the DataVolume. Unknown says both.
+
+/// What an `-orig` name held by another RestoreJob's PVC leads to, for a restore still to keep
+/// its disks.
+pub fn foreign_orig_consequence(g: Generation) -> &'static str {
+    match g {
+        Generation::Guarded => {
+            "the controller (guarded) fails the RestoreJob before it suspends or halts anything, naming this PVC: nothing is lost, and the restore does not run"
+        }
+        Generation::Unguarded => {
+            "the controller (unguarded) skips keeping this disk without a word and replaces it: the current disk is lost, and the restore can still report Succeeded"
+        }
+        Generation::Unknown => {
+            "a guarded controller fails the RestoreJob before it halts anything; an unguarded one (not ruled out: the generation is unknown) skips keeping the disk without a word, and the current disk is lost"
+        }
+    }
+}
+
+/// What a disk that was not kept says about how it was lost.
+pub fn not_kept_consequence(g: Generation) -> &'static str {
+    match g {
+        Generation::Guarded => {
+            "the controller (guarded) does not drop a disk it cannot keep (a taken -orig name fails the RestoreJob, other errors are retried): check whether this restore ran before the controller was upgraded, or whether the -orig PVC was removed since"
+        }
+        Generation::Unguarded => {
+            "the controller (unguarded) drops a disk it cannot keep with at most a Warning event and deletes its DataVolume anyway: the loss is silent, and the restore can still report Succeeded"
+        }
+        Generation::Unknown => {
+            "an unguarded controller drops a disk it cannot keep with at most a Warning event; a guarded one fails or retries instead (which one runs is unknown)"
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Ctx<'a> {
     /// by a deleted RestoreJob of the same name. The controller takes it for this one's and
     /// skips every preparation step; nothing of it may be credited to this restore.
     pub stale_velero: Option<&'a Arc<Obj<VeleroRestore>>>,
+    /// The backup controller's generation (cluster-wide, judged once per analysis): findings
+    /// phrase what a state leads to under it. `Unknown` unless the analysis sets it.
+    pub generation: super::controller::Generation,
 }
 
 impl<'a> Ctx<'a> {
@@ -106,6 +109,7 @@ impl<'a> Ctx<'a> {
             superseded: false,
             velero,
             stale_velero,
+            generation: super::controller::Generation::Unknown,
         }
     }
 

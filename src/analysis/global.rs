@@ -53,7 +53,12 @@ pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out
 /// `(restore, terminal, disk names)` of VM restores that keep disks.
 pub type DiskUse = (RestoreId, bool, String, Vec<String>);
 
-pub fn hash_collisions(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
+pub fn hash_collisions(
+    snap: &Snapshot,
+    uses: &[&DiskUse],
+    generation: super::controller::Generation,
+    out: &mut Findings,
+) {
     // Only restores of one namespace with the same hash can collide: compare within those
     // groups, not every pair in the cluster (a thousand restores would be half a million).
     let mut groups: BTreeMap<(&str, &str), Vec<&DiskUse>> = BTreeMap::new();
@@ -64,11 +69,16 @@ pub fn hash_collisions(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
             .push(u);
     }
     for group in groups.values().filter(|g| g.len() > 1) {
-        collisions_in(snap, group, out);
+        collisions_in(snap, group, generation, out);
     }
 }
 
-fn collisions_in(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
+fn collisions_in(
+    snap: &Snapshot,
+    uses: &[&DiskUse],
+    generation: super::controller::Generation,
+    out: &mut Findings,
+) {
     for (i, (a, a_term, a_hash, a_disks)) in uses.iter().copied().enumerate() {
         for (b, b_term, b_hash, b_disks) in uses[i + 1..].iter().copied() {
             if a.namespace != b.namespace
@@ -89,11 +99,12 @@ fn collisions_in(snap: &Snapshot, uses: &[&DiskUse], out: &mut Findings) {
                     Some(me),
                     vec![ObjRef::new(Kind::RestoreJob, &me.namespace, &me.name), ObjRef::new(Kind::RestoreJob, &other.namespace, &other.name)],
                     format!(
-                        "RestoreJobs {} and {} share the -orig hash {a_hash} and both restore {}: they would keep the disk under the same name {}-orig-{a_hash}",
+                        "RestoreJobs {} and {} share the -orig hash {a_hash} and both restore {}: they would keep the disk under the same name {}-orig-{a_hash}; for the second to get there, {}",
                         me.name,
                         other.name,
                         shared.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-                        shared[0]
+                        shared[0],
+                        super::controller::foreign_orig_consequence(generation)
                     ),
                     "Rename one RestoreJob (delete and re-create it under another name) before it reaches the keep-disks step".into(),
                 );

@@ -55,9 +55,10 @@ impl Default for Settings {
 
 /// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
+    let generation = controller::of_snapshot(snap).generation;
     let parts: Vec<NamespacePart> = part_namespaces(snap)
         .iter()
-        .map(|ns| analyze_namespace(snap, settings, now, ns))
+        .map(|ns| analyze_namespace(snap, settings, now, ns, generation))
         .collect();
     assemble(snap, settings, now, parts.iter())
 }
@@ -109,12 +110,15 @@ impl NamespacePart {
     }
 }
 
-/// The restores of namespace `ns` and their own findings (not the cluster-wide ones).
+/// The restores of namespace `ns` and their own findings (not the cluster-wide ones), phrased
+/// for the backup controller's `generation` (judged once for the whole snapshot by the caller:
+/// `controller::of_snapshot`).
 pub fn analyze_namespace(
     snap: &Snapshot,
     settings: &Settings,
     now: Timestamp,
     ns: &str,
+    generation: controller::Generation,
 ) -> NamespacePart {
     let mut out = emit::Findings::default();
     let mut restores = Vec::new();
@@ -127,7 +131,11 @@ pub fn analyze_namespace(
     let mut ctxs: Vec<ctx::Ctx> = snap
         .restore_jobs
         .in_namespace(ns)
-        .map(|rj| ctx::Ctx::new(snap, settings, now, rj))
+        .map(|rj| {
+            let mut c = ctx::Ctx::new(snap, settings, now, rj);
+            c.generation = generation;
+            c
+        })
         .collect();
     let newest: std::collections::BTreeMap<(String, String, String), (Option<Timestamp>, String)> =
         ctxs.iter()
@@ -316,8 +324,9 @@ pub fn assemble<'p>(
         .collect();
     let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
     let mut out = emit::Findings::default();
+    let controller = controller::of_snapshot(snap);
     global::concurrent(snap, &restores, &mut out);
-    global::hash_collisions(snap, &disk_uses, &mut out);
+    global::hash_collisions(snap, &disk_uses, controller.generation, &mut out);
     let clock = clock::Clock::new(now);
     global::objectstore_owners(snap, &restores, settings, &clock, &mut out);
     global::objectstore_missing(snap, &restores, settings, &clock, &mut out);
@@ -359,7 +368,7 @@ pub fn assemble<'p>(
         restores,
         findings,
         orig_pvcs,
-        controller: controller::of_snapshot(snap),
+        controller,
         index: Default::default(),
     };
     report.reindex();

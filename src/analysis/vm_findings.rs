@@ -1,6 +1,7 @@
 //! The VM restore findings: keeping, renaming, restoring disks, halting, Velero.
 
 use super::codes::Code;
+use super::controller::{self, Generation};
 use super::ctx::{Ctx, human};
 use super::disks::{Disk, Rename, downloads, kind_observed};
 use super::emit::Findings;
@@ -163,19 +164,30 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Finding
                     id,
                     vec![pvc_ref(ctx.ns, &d.orig_name), ctx.rj_ref()],
                     format!(
-                        "{} would keep {} as {}, but that name is held by a PVC this RestoreJob did not create ({whose}); a controller before the fix skips the rename and the current disk is lost, a fixed one fails the restore",
-                        rj.meta.name, d.name, d.orig_name
+                        "{} would keep {} as {}, but that name is held by a PVC this RestoreJob did not create ({whose}); {}",
+                        rj.meta.name,
+                        d.name,
+                        d.orig_name,
+                        controller::foreign_orig_consequence(ctx.generation)
                     ),
-                    if left_by_deleted {
-                        format!(
-                            "Delete this RestoreJob before it halts the VM; then either reclaim the stale {} with the reclaim-orig action (check its content first: it may be the only copy of an older disk) or re-create the restore under another name",
-                            d.orig_name
-                        )
-                    } else {
-                        format!(
-                            "Delete this RestoreJob before it halts the VM and re-create the restore under another name: {} belongs to a RestoreJob that still exists",
-                            d.orig_name
-                        )
+                    {
+                        // Only a guarded controller is known to stop on its own before the halt.
+                        let first = if ctx.generation == Generation::Guarded {
+                            "Let the controller fail this RestoreJob (or delete it)"
+                        } else {
+                            "Delete this RestoreJob before it halts the VM"
+                        };
+                        if left_by_deleted {
+                            format!(
+                                "{first}; then either reclaim the stale {} with the reclaim-orig action (check its content first: it may be the only copy of an older disk) or re-create the restore under another name",
+                                d.orig_name
+                            )
+                        } else {
+                            format!(
+                                "{first} and re-create the restore under another name: {} belongs to a RestoreJob that still exists",
+                                d.orig_name
+                            )
+                        }
                     },
                 );
             }
@@ -253,7 +265,12 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Finding
                     Code::DiskNotKept,
                     id,
                     objects,
-                    format!("{}: the current disk was not kept as {} although keepOriginalPVC is on ({evidence})", d.name, d.orig_name),
+                    format!(
+                        "{}: the current disk was not kept as {} although keepOriginalPVC is on ({evidence}); {}",
+                        d.name,
+                        d.orig_name,
+                        controller::not_kept_consequence(ctx.generation)
+                    ),
                     "The pre-restore data of this disk is not in an -orig PVC. If the original PVC still exists, do not delete it: it may hold the only copy".into(),
                 );
             }

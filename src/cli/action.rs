@@ -44,6 +44,10 @@ pub struct ActionArgs {
     /// disk (its restore failed, or the restored disk is missing or its download failed)
     #[arg(long)]
     pub discard_only_copy: bool,
+    /// restart-restore: restore again while the old RestoreJob still runs, two restores of one
+    /// application that the controller does not lock against each other
+    #[arg(long)]
+    pub leave_old_running: bool,
     /// Show the plan and write nothing (the default without --yes)
     #[arg(long, conflicts_with = "yes")]
     pub dry_run: bool,
@@ -105,6 +109,17 @@ pub async fn run(args: ActionArgs) -> anyhow::Result<i32> {
         (_, many @ [_, _, ..]) => many.iter().map(|p| Target::parse("pvc", p)).collect(),
         _ => Err("--restore or --pvc is required".into()),
     };
+    // A consent given to one action must not silently ride along with another.
+    let targets = targets.and_then(|t| {
+        if args.leave_old_running && args.name != ActionKind::RestartRestore {
+            Err(format!(
+                "--leave-old-running applies to restart-restore, not {}",
+                args.name
+            ))
+        } else {
+            Ok(t)
+        }
+    });
     let targets = match targets {
         Ok(t) => t,
         Err(e) => {
@@ -145,6 +160,7 @@ async fn run_one(
         target,
         policy: args.policy.clone(),
         discard_only_copy: args.discard_only_copy,
+        leave_running: args.leave_old_running,
     };
     // The preview comes from fresh reads too: there is no watch cache in the CLI.
     let the_plan = match crate::actions::execute::plan_fresh(&conn.client, &req).await? {

@@ -10,7 +10,7 @@ use crate::args::ClusterArgs;
 use crate::cluster::files::load_bytes;
 use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
 use crate::cluster::list_once::Retry;
-use crate::cluster::restore_scope::{ControllerImage, backup_controller_image, read_restore_scope};
+use crate::cluster::restore_scope::{ControllerImage, read_restore_scope};
 use crate::model::objects::RestoreJob;
 use crate::model::{AnyObject, Obj, parse_object};
 use crate::{say as println, say_err as eprintln};
@@ -125,8 +125,9 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let image = backup_controller_image(&conn).await;
-    let generation = controller::of_snapshot(&listed.snapshot).with_image(image.image());
+    // The read carried the controller's image (one GET beside the lists) into the snapshot.
+    let image = listed.controller_image.clone();
+    let generation = controller::of_snapshot(&listed.snapshot);
     let pf = preflight(&listed.snapshot, &rj, generation);
     match args.output {
         Format::Json => {

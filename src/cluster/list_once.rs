@@ -5,6 +5,7 @@
 //! its health says it never listed, so the analysis concludes nothing from its absence.
 
 use super::client::{ConnectOptions, Connection, api_resource, connect};
+use super::controller_image::{self, ControllerImage};
 use super::errors::{Endpoint, Failure, classify, describe_at};
 use super::{KindHealth, Snapshot, SourceInfo, SyncState};
 use crate::model::{KINDS, Kind, KindInfo, parse_object};
@@ -49,7 +50,10 @@ impl Unreadable {
 
 /// What one pass over every kind gave.
 pub struct Listed {
+    /// Carries the backup controller's image when it could be read.
     pub snapshot: Snapshot,
+    /// What reading the backup controller's Deployment gave (why there is no image, if none).
+    pub controller_image: ControllerImage,
     pub unreadable: Vec<Unreadable>,
     pub endpoint: Endpoint,
     pub context: String,
@@ -82,7 +86,10 @@ pub async fn list_with(
     let lists = KINDS
         .iter()
         .map(|info| async move { (info.kind, list_kind(conn, info, namespace, retry).await) });
-    let results = futures::future::join_all(lists).await;
+    // The controller's image is read beside the lists, not after them: it never adds a wait.
+    let image = controller_image::read(&conn.client, Some(&conn.endpoint), conn.timeouts.request);
+    let (results, image) = futures::future::join(futures::future::join_all(lists), image).await;
+    snap.controller_image = image.image().map(str::to_string);
     let mut unreadable = Vec::new();
     let now = jiff::Timestamp::now();
     for (kind, result) in results {
@@ -146,6 +153,7 @@ pub async fn list_with(
     }
     Ok(Listed {
         snapshot: snap,
+        controller_image: image,
         unreadable,
         endpoint: conn.endpoint.clone(),
         context: conn.context.clone(),

@@ -3,6 +3,7 @@
 //! and nothing here analyses: `pipeline` turns the updates into analysed frames.
 
 use super::client::{Timeouts, api_resource, status_code};
+use super::controller_image::{self, ControllerImage};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
 use super::watch_log::{Line, WatchLog};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
@@ -42,6 +43,8 @@ enum Change {
     Error(Kind, String),
     NotInstalled(Kind),
     Forbidden(Kind, String),
+    /// The backup controller's image as last read (`None`: no evidence).
+    ControllerImage(Option<String>),
 }
 
 /// Handles to the running source; dropping it stops every task.
@@ -87,6 +90,11 @@ pub fn start_watching(
             ))
         })
         .collect();
+    tasks.push(tokio::spawn(read_controller_image(
+        client.clone(),
+        tx.clone(),
+        Arc::clone(&watch),
+    )));
     drop(tx);
     let (update_tx, update_rx) = mpsc::channel(1);
     let source = SourceInfo::Live {
@@ -102,6 +110,52 @@ pub fn start_watching(
     WatchSource {
         updates: update_rx,
         tasks,
+    }
+}
+
+/// The backup controller's image: one GET at start and one every `REREAD_EVERY`, never a
+/// watch (a context switch starts a new source, so it reads again at once). A refusal or a
+/// failure is no evidence, said in the log when it starts or stops, and never stops anything.
+async fn read_controller_image(
+    client: kube::Client,
+    tx: mpsc::Sender<Change>,
+    watch: Arc<WatchOptions>,
+) {
+    let mut said: Option<String> = None;
+    loop {
+        let read = controller_image::read(
+            &client,
+            watch.endpoint.as_ref(),
+            Some(
+                watch
+                    .timeouts
+                    .request
+                    .unwrap_or(controller_image::REREAD_EVERY / 20),
+            ),
+        )
+        .await;
+        let why = match &read {
+            ControllerImage::Unreadable(e) => Some(e.clone()),
+            _ => None,
+        };
+        if why != said {
+            match &why {
+                Some(e) => tracing::info!(
+                    "the backup controller's Deployment cannot be read (its image is no evidence of the controller's generation): {}",
+                    one_line(e)
+                ),
+                None if said.is_some() => {
+                    tracing::info!("the backup controller's Deployment is readable again")
+                }
+                None => {}
+            }
+            said = why;
+        }
+        let image = read.image().map(str::to_string);
+        if tx.send(Change::ControllerImage(image)).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(controller_image::REREAD_EVERY).await;
     }
 }
 
@@ -356,6 +410,10 @@ async fn store_task(
                 while let Ok(more) = rx.try_recv() {
                     apply(s, more, changes);
                 }
+                // A reread that found the same image changed nothing: nothing to hand on.
+                if pending.as_ref().is_some_and(Changes::is_empty) {
+                    pending = None;
+                }
             }
             permit = updates.reserve(), if pending.is_some() => {
                 let Ok(permit) = permit else { return };
@@ -473,6 +531,14 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
         Change::Forbidden(kind, error) => {
             changes.health = true;
             set_state(s, kind, SyncState::Forbidden { error })
+        }
+        Change::ControllerImage(image) => {
+            if s.controller_image != image {
+                s.controller_image = image;
+                // The generation is cluster-wide and findings are phrased for it: every
+                // namespace's findings may read differently.
+                changes.health = true;
+            }
         }
     }
 }

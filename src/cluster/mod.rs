@@ -2,6 +2,7 @@
 
 pub mod changes;
 pub mod client;
+pub mod controller_image;
 pub mod errors;
 pub mod exec_plugin;
 pub mod files;

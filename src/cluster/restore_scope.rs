@@ -1,6 +1,7 @@
 //! Fresh, one-off reads of what one restore can touch, for `preflight`: every watched kind in the
 //! restore's namespace, the Velero Restores in Velero's namespace (where the controller creates
-//! them), and where RBAC allows, the backup controller's Deployment (one list, no watch).
+//! them), and where RBAC allows, the backup controller's Deployment (`list_with` reads it: one
+//! GET, no watch).
 
 use super::client::Connection;
 use super::errors::{Failure, classify, describe_at};
@@ -8,11 +9,8 @@ use super::list_once::{Listed, Retry, list_kind, list_with};
 use super::{KindHealth, SyncState};
 use crate::model::names::VELERO_NAMESPACE;
 use crate::model::{Kind, parse_object};
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, ListParams};
 
-/// Where Cozystack runs the backup controller.
-pub const BACKUP_CONTROLLER_NAMESPACE: &str = "cozy-backup-controller";
+pub use super::controller_image::{BACKUP_CONTROLLER_NAMESPACE, ControllerImage};
 
 /// Lists the namespace's objects and Velero's Restores, each once, with retries.
 pub async fn read_restore_scope(
@@ -58,59 +56,4 @@ pub async fn read_restore_scope(
     };
     listed.snapshot.health.insert(Kind::VeleroRestore, health);
     Ok(listed)
-}
-
-/// What reading the backup controller's Deployment gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControllerImage {
-    Found {
-        deployment: String,
-        image: String,
-    },
-    /// No such Deployment (or no apps API): nothing to tell from.
-    Absent,
-    /// RBAC or the server refused: said, and nothing told from it.
-    Unreadable(String),
-}
-
-impl ControllerImage {
-    pub fn image(&self) -> Option<&str> {
-        match self {
-            ControllerImage::Found { image, .. } => Some(image),
-            _ => None,
-        }
-    }
-}
-
-/// The backup controller's image, from one list of the Deployments in its namespace.
-pub async fn backup_controller_image(conn: &Connection) -> ControllerImage {
-    let api: Api<Deployment> = Api::namespaced(conn.client.clone(), BACKUP_CONTROLLER_NAMESPACE);
-    let list = match api.list(&ListParams::default()).await {
-        Ok(l) => l,
-        Err(e) => {
-            return match classify(&e) {
-                Failure::Api { code: 404 } => ControllerImage::Absent,
-                _ => ControllerImage::Unreadable(describe_at(&e, Some(&conn.endpoint))),
-            };
-        }
-    };
-    // backupstrategy-controller runs beside it: only the backup controller decides restores.
-    let found = list.items.into_iter().find_map(|d| {
-        let name = d.metadata.name.clone().unwrap_or_default();
-        if !name.ends_with("backup-controller") || name.contains("strategy") {
-            return None;
-        }
-        let image = d
-            .spec?
-            .template
-            .spec?
-            .containers
-            .into_iter()
-            .find_map(|c| c.image)?;
-        Some(ControllerImage::Found {
-            deployment: name,
-            image,
-        })
-    });
-    found.unwrap_or(ControllerImage::Absent)
 }

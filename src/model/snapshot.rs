@@ -543,6 +543,9 @@ pub struct Snapshot {
     pub scope: Option<String>,
     /// Deletions the live watch saw, newest last (empty for files and one-off lists).
     pub tombstones: Tombstones,
+    /// The backup controller Deployment's image, when a live read could get it (RBAC allows,
+    /// it exists): evidence of the controller's generation. `None` says nothing.
+    pub controller_image: Option<String>,
 }
 
 pub use super::tombstones::{Tombstone, Tombstones};
@@ -558,6 +561,7 @@ impl Default for Snapshot {
             },
             scope: None,
             tombstones: Tombstones::default(),
+            controller_image: None,
         }
     }
 }

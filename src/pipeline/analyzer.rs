@@ -13,6 +13,7 @@
 //! instant has come, and the cluster-wide findings only when theirs has. The live pipeline
 //! sleeps until `next_deadline`.
 
+use crate::analysis::controller::{self, Generation};
 use crate::analysis::{self, NamespacePart, Report, Settings};
 use crate::model::Kind;
 use crate::model::changes::Changes;
@@ -25,6 +26,8 @@ use std::sync::Arc;
 pub struct Analyzer {
     settings: Settings,
     snap: Arc<Snapshot>,
+    /// The controller generation the parts were phrased for: when it changes, every part is.
+    generation: Generation,
     now: Timestamp,
     parts: BTreeMap<String, NamespacePart>,
     report: Arc<Report>,
@@ -40,6 +43,7 @@ impl Analyzer {
     /// Analyses `snap` whole at `now`.
     pub fn new(snap: Arc<Snapshot>, settings: Settings, now: Timestamp) -> Analyzer {
         let mut a = Analyzer {
+            generation: controller::of_snapshot(&snap).generation,
             settings,
             snap,
             now,
@@ -81,7 +85,14 @@ impl Analyzer {
         changes: &Changes,
         now: Timestamp,
     ) -> Arc<Report> {
-        let touched = touched(&self.snap, &snap, changes);
+        let mut touched = touched(&self.snap, &snap, changes);
+        // The generation is cluster-wide: evidence in one namespace (or the controller's image)
+        // changes how every namespace's findings read.
+        let generation = controller::of_snapshot(&snap).generation;
+        if generation != self.generation {
+            self.generation = generation;
+            touched = Touched::All;
+        }
         self.snap = snap;
         match touched {
             Touched::Some(mut namespaces) if now >= self.now => {
@@ -142,14 +153,21 @@ impl Analyzer {
     fn redo_all(&mut self) {
         self.parts.clear();
         for ns in analysis::part_namespaces(&self.snap) {
-            let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, &ns);
+            let part = analysis::analyze_namespace(
+                &self.snap,
+                &self.settings,
+                self.now,
+                &ns,
+                self.generation,
+            );
             self.parts.insert(ns, part);
         }
         self.assemble();
     }
 
     fn redo(&mut self, ns: &str) {
-        let part = analysis::analyze_namespace(&self.snap, &self.settings, self.now, ns);
+        let part =
+            analysis::analyze_namespace(&self.snap, &self.settings, self.now, ns, self.generation);
         if part.is_empty() {
             self.parts.remove(ns);
         } else {

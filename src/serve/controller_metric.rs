@@ -31,8 +31,9 @@ pub(super) fn register(reg: &mut Registry, report: &Report) {
     .set(1);
     reg.register(
         "restorewatch_backup_controller_info",
-        "The backup controller's generation as the cluster's objects show it: guarded (refuses a \
-         taken -orig name), unguarded (skips it silently) or unknown; with the evidence",
+        "The backup controller's generation as the cluster's objects and its Deployment's image \
+         show it: guarded (refuses a taken -orig name), unguarded (skips it silently) or unknown; \
+         with the evidence",
         info,
     );
 }

@@ -146,6 +146,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     for (path, objs) in loaded {
         let total = objs.len();
         let mut skipped = 0;
+        // Deployments are served apart from the store (only the backup controller's matters).
+        let (deployments, objs): (Vec<_>, Vec<_>) = objs
+            .into_iter()
+            .partition(|o| o["apiVersion"] == "apps/v1" && o["kind"] == "Deployment");
+        for d in deployments {
+            if let Err(e) = sim.deployments().put(d) {
+                skipped += 1;
+                tracing::warn!("{}: skipped a Deployment: {e}", path.display());
+            }
+        }
         for r in sim.store().load_all(objs) {
             if let Err(e) = r {
                 skipped += 1;

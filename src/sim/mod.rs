@@ -12,6 +12,7 @@ pub mod cli;
 pub mod clock;
 pub mod controllers;
 pub mod crd_schema;
+pub mod deployments;
 pub mod discovery;
 pub mod faults;
 pub mod handlers;
@@ -127,6 +128,7 @@ impl Sim {
         let addr = listener.local_addr()?;
         let store = Store::bounded(config.history_limit, config.history_bytes, config.seed);
         let faults = FaultHandle::new(config.faults.clone());
+        let deployments = deployments::Deployments::default();
         let ctx = Arc::new(server::Ctx {
             store: store.clone(),
             auth: auth::Auth::new(config.tokens.clone(), config.anonymous.clone()),
@@ -134,6 +136,7 @@ impl Sim {
             bookmark_interval: config.bookmark_interval.max(Duration::from_millis(10)),
             address: addr.to_string(),
             requests: Default::default(),
+            deployments: deployments.clone(),
         });
         let kcm_on = Arc::new(AtomicBool::new(config.controller_manager));
         let (progress_tx, progress) = tokio::sync::watch::channel(controllers::Progress::default());
@@ -158,6 +161,7 @@ impl Sim {
             progress,
             tasks,
             runs: Arc::new(Mutex::new(Vec::new())),
+            deployments,
         })
     }
 }
@@ -171,9 +175,15 @@ pub struct SimHandle {
     progress: tokio::sync::watch::Receiver<controllers::Progress>,
     tasks: Vec<JoinHandle<()>>,
     runs: Arc<Mutex<Vec<ScenarioRun>>>,
+    deployments: deployments::Deployments,
 }
 
 impl SimHandle {
+    /// The apps/v1 Deployments served (only GET and list: see `deployments`).
+    pub fn deployments(&self) -> &deployments::Deployments {
+        &self.deployments
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

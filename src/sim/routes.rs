@@ -26,6 +26,12 @@ pub enum Route {
     AccessReview,
     /// `SelfSubjectReview` (`kubectl auth whoami`): who the token authenticates as.
     SelfReview,
+    /// apps/v1 Deployments of a namespace (one by name, or the list): served only for the
+    /// backup controller's image (`sim::deployments`), outside `KINDS` and discovery.
+    Deployment {
+        namespace: String,
+        name: Option<String>,
+    },
     Resource(ResourcePath),
     NotFound,
 }
@@ -76,6 +82,14 @@ pub fn parse_path(path: &str) -> Route {
         },
         ["apis", g, "v1", "selfsubjectaccessreviews"] if *g == AUTHZ_GROUP => Route::AccessReview,
         ["apis", g, "v1", "selfsubjectreviews"] if *g == AUTHN_GROUP => Route::SelfReview,
+        ["apis", "apps", "v1", "namespaces", ns, "deployments"] => Route::Deployment {
+            namespace: ns.to_string(),
+            name: None,
+        },
+        ["apis", "apps", "v1", "namespaces", ns, "deployments", name] => Route::Deployment {
+            namespace: ns.to_string(),
+            name: Some(name.to_string()),
+        },
         ["api", v, rest @ ..] => resource(String::new(), v, rest),
         ["apis", g, v, rest @ ..] => resource(g.to_string(), v, rest),
         _ => Route::NotFound,

@@ -42,6 +42,8 @@ pub struct Ctx {
     pub address: String,
     /// Requests served, by verb (`GET /metrics`).
     pub requests: crate::sim::metrics::RequestCounts,
+    /// apps/v1 Deployments (the backup controller's), outside the store: see `deployments`.
+    pub deployments: crate::sim::deployments::Deployments,
 }
 
 pub fn json_response(code: u16, v: &Value) -> Response<Body> {
@@ -155,7 +157,10 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             let public = authorization.is_empty()
                 && !matches!(
                     route,
-                    Route::Resource(_) | Route::AccessReview | Route::SelfReview
+                    Route::Resource(_)
+                        | Route::AccessReview
+                        | Route::SelfReview
+                        | Route::Deployment { .. }
                 );
             if !public {
                 return error_response(&ApiError::unauthorized());
@@ -230,6 +235,18 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
                 return error_response(&e);
             }
             handlers::resource(&ctx, &caller, path, r).await
+        }
+        Route::Deployment { namespace, name } => {
+            if let Some(e) = ctx.faults.before_request().await {
+                return error_response(&e);
+            }
+            crate::sim::deployments::serve(
+                &ctx.deployments,
+                &caller,
+                &r.method,
+                &namespace,
+                name.as_deref(),
+            )
         }
         Route::NotFound => error_response(&ApiError::no_route()),
     }

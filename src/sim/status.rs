@@ -68,6 +68,40 @@ impl ApiError {
         .with_details(details(info.group, info.plural, name))
     }
 
+    /// 404 for a resource outside `KINDS` (the apps/v1 Deployment the emulator serves alone).
+    pub fn not_found_in(group: &str, plural: &str, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{plural}.{group} \"{name}\" not found"),
+        )
+        .with_details(details(group, plural, name))
+    }
+
+    /// 403 for a resource outside `KINDS`, worded as for the others.
+    pub fn forbidden_in(
+        group: &str,
+        plural: &str,
+        name: &str,
+        user: &str,
+        verb: &str,
+        namespace: &str,
+    ) -> Self {
+        let target = if name.is_empty() {
+            format!("{plural}.{group}")
+        } else {
+            format!("{plural}.{group} \"{name}\"")
+        };
+        Self::new(
+            403,
+            "Forbidden",
+            format!(
+                "{target} is forbidden: User \"{user}\" cannot {verb} resource \"{plural}\" in API group \"{group}\" in the namespace \"{namespace}\""
+            ),
+        )
+        .with_details(details(group, plural, name))
+    }
+
     pub fn namespace_not_found(ns: &str) -> Self {
         Self::new(404, "NotFound", format!("namespaces \"{ns}\" not found")).with_details(details(
             "",

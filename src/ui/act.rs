@@ -261,8 +261,28 @@ pub fn on_modal_key(app: &mut App, k: KeyEvent) {
                     return;
                 };
                 if let Some(Modal::Action(d)) = app.modal.as_mut() {
-                    let planned = offer::plan_with(&frame.snapshot, &frame.report, &d.choice, true);
+                    let consents = offer::Consents {
+                        discard_only_copy: true,
+                        ..d.consents
+                    };
+                    let planned =
+                        offer::plan_with(&frame.snapshot, &frame.report, &d.choice, consents);
                     let req = dialog::after_discard(d, planned);
+                    app.outbox.extend(req);
+                }
+            }
+            Effect::PlanLeaving => {
+                let Some(frame) = app.shown.clone() else {
+                    return;
+                };
+                if let Some(Modal::Action(d)) = app.modal.as_mut() {
+                    let consents = offer::Consents {
+                        leave_running: true,
+                        ..d.consents
+                    };
+                    let planned =
+                        offer::plan_with(&frame.snapshot, &frame.report, &d.choice, consents);
+                    let req = dialog::after_leave(d, planned);
                     app.outbox.extend(req);
                 }
             }

@@ -11,7 +11,7 @@ use crate::analysis::controller;
 use crate::analysis::preflight::{preflight, text};
 use crate::cluster::client::Connection;
 use crate::cluster::list_once::Retry;
-use crate::cluster::restore_scope::{ControllerImage, backup_controller_image, read_restore_scope};
+use crate::cluster::restore_scope::{ControllerImage, read_restore_scope};
 use crate::model::names::MAX_NAME_LEN;
 use crate::model::{AnyObject, parse_object};
 use serde_json::Value;
@@ -119,8 +119,9 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
     let listed = read_restore_scope(&conn, &rj.meta.namespace, Retry::default())
         .await
         .map_err(|e| format!("{e:#}"))?;
-    let image = backup_controller_image(&conn).await;
-    let generation = controller::of_snapshot(&listed.snapshot).with_image(image.image());
+    // The read carried the controller's image (one GET beside the lists) into the snapshot.
+    let image = listed.controller_image.clone();
+    let generation = controller::of_snapshot(&listed.snapshot);
     let pf = preflight(&listed.snapshot, &rj, generation);
     let note = match &image {
         ControllerImage::Unreadable(e) => Some(e.as_str()),

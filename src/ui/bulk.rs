@@ -144,17 +144,22 @@ pub fn verdict(snap: &Snapshot, report: &Report, target: &Target) -> Verdict {
         Planned::Plan(p) => Verdict::Run(p),
         Planned::Refused(r) => Verdict::Refused(r.reason),
         Planned::NeedsPolicy { class_policy } => Verdict::Refused(no_policy(class_policy)),
-        Planned::OnlyCopy(unproven) => match offer::plan_with(snap, report, &choice, true) {
-            Planned::Plan(plan) => Verdict::OnlyCopy { unproven, plan },
-            Planned::NeedsPolicy { class_policy } => Verdict::Refused(format!(
-                "it may be the only copy of {} ({}), and {}",
-                unproven.base,
-                unproven.proof,
-                no_policy(class_policy)
-            )),
-            Planned::Refused(r) => Verdict::Refused(r.reason),
-            Planned::OnlyCopy(u) => Verdict::Refused(u.left_out()),
-        },
+        // Only reclaim-orig is bulk: this is the planner's word, never a consent asked here.
+        Planned::LeaveRunning(s) => Verdict::Refused(s.refusal),
+        Planned::OnlyCopy(unproven) => {
+            match offer::plan_with(snap, report, &choice, offer::Consents::DISCARD) {
+                Planned::Plan(plan) => Verdict::OnlyCopy { unproven, plan },
+                Planned::NeedsPolicy { class_policy } => Verdict::Refused(format!(
+                    "it may be the only copy of {} ({}), and {}",
+                    unproven.base,
+                    unproven.proof,
+                    no_policy(class_policy)
+                )),
+                Planned::Refused(r) => Verdict::Refused(r.reason),
+                Planned::OnlyCopy(u) => Verdict::Refused(u.left_out()),
+                Planned::LeaveRunning(s) => Verdict::Refused(s.refusal),
+            }
+        }
     }
 }
 

@@ -1,10 +1,12 @@
-//! The typed consent to discard an `-orig` PVC whose restored copy is not proven
-//! (`analysis::copy_proof`). Unknown refuses unless the operator, shown what is unknown, types
-//! words that name the PVC: a consent typed for one PVC never covers another, and no phrase
-//! learnt by heart consents to whatever the dialog happens to hold.
+//! The typed consents: to discard an `-orig` PVC whose restored copy is not proven
+//! (`analysis::copy_proof`), and to restore again while the old RestoreJob still runs. Either
+//! refuses unless the operator, shown what it means, types words that name the object: a
+//! consent typed for one object never covers another, and no phrase learnt by heart consents
+//! to whatever the dialog happens to hold.
 
 use super::typed_field;
 use crate::actions::Target;
+use crate::analysis::ActionKind;
 use crate::analysis::copy_proof::{copy_proof, what_proves};
 use crate::cluster::Snapshot;
 use crate::model::names::parse_orig_name;
@@ -98,20 +100,122 @@ impl Consent {
 
     /// Enter answers; any other key edits the field.
     pub fn key(&mut self, k: &KeyEvent, enter: bool) -> Answer {
-        if !enter {
-            typed_field::edit(&mut self.input, k, self.placeholder);
-            self.mismatch = false;
-            return Answer::Editing;
+        let phrase = self.unproven.phrase();
+        answer(
+            &mut self.input,
+            &mut self.mismatch,
+            self.placeholder,
+            &phrase,
+            k,
+            enter,
+        )
+    }
+}
+
+/// One key on a consent field: Enter compares what is typed with the phrase exactly.
+fn answer(
+    input: &mut TextArea<'static>,
+    mismatch: &mut bool,
+    placeholder: &str,
+    phrase: &str,
+    k: &KeyEvent,
+    enter: bool,
+) -> Answer {
+    if !enter {
+        typed_field::edit(input, k, placeholder);
+        *mismatch = false;
+        return Answer::Editing;
+    }
+    let typed = typed_field::text(input);
+    if typed == phrase {
+        return Answer::Given;
+    }
+    *mismatch = true;
+    if typed.is_empty() {
+        Answer::Empty
+    } else {
+        Answer::Wrong
+    }
+}
+
+/// The RestoreJob restart-restore would restore again while it still runs, and the refusal
+/// that stands unless the operator chooses to leave it running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StillRunning {
+    pub namespace: String,
+    pub name: String,
+    /// Its phase as shown (`Running`, `not picked up yet`).
+    pub phase: String,
+    /// Why restart-restore refuses without the choice.
+    pub refusal: String,
+}
+
+impl StillRunning {
+    /// What the operator types to leave it running: names this RestoreJob, so a consent typed
+    /// for one never restarts another.
+    pub fn phrase(&self) -> String {
+        format!("leave {} running", self.name)
+    }
+}
+
+/// The RestoreJob `target` names when restart-restore would leave it running: it exists and
+/// has not finished. `None` otherwise (nothing to consent to).
+pub fn still_running(snap: &Snapshot, action: ActionKind, target: &Target) -> Option<StillRunning> {
+    let Target::Restore { namespace, name } = target else {
+        return None;
+    };
+    if action != ActionKind::RestartRestore {
+        return None;
+    }
+    let rj = snap.restore_jobs.get(namespace, name)?;
+    if rj.phase.is_terminal() {
+        return None;
+    }
+    Some(StillRunning {
+        namespace: namespace.clone(),
+        name: name.clone(),
+        phase: match rj.phase.as_str() {
+            "" => "not picked up yet".into(),
+            p => p.into(),
+        },
+        refusal: String::new(),
+    })
+}
+
+/// The consent field to leave one RestoreJob running.
+#[derive(Debug, Clone)]
+pub struct LeaveConsent {
+    pub still: StillRunning,
+    pub input: TextArea<'static>,
+    /// Enter was pressed on anything but the phrase.
+    pub mismatch: bool,
+}
+
+const LEAVE_HERE: &str = "type the words here";
+
+impl LeaveConsent {
+    pub fn new(still: StillRunning) -> LeaveConsent {
+        LeaveConsent {
+            still,
+            input: typed_field::new(LEAVE_HERE),
+            mismatch: false,
         }
-        let typed = self.typed();
-        if typed == self.unproven.phrase() {
-            return Answer::Given;
-        }
-        self.mismatch = true;
-        if typed.is_empty() {
-            Answer::Empty
-        } else {
-            Answer::Wrong
-        }
+    }
+
+    pub fn typed(&self) -> String {
+        typed_field::text(&self.input)
+    }
+
+    /// Enter answers; any other key edits the field.
+    pub fn key(&mut self, k: &KeyEvent, enter: bool) -> Answer {
+        let phrase = self.still.phrase();
+        answer(
+            &mut self.input,
+            &mut self.mismatch,
+            LEAVE_HERE,
+            &phrase,
+            k,
+            enter,
+        )
     }
 }

@@ -6,8 +6,8 @@
 //! "no": Esc cancels, and Enter confirms only once the typed text equals the target's name.
 
 use super::action_worker::WorkerRequest;
-use super::consent::{Answer, Consent, Unproven};
-use super::offer::request;
+use super::consent::{Answer, Consent, LeaveConsent, StillRunning, Unproven};
+use super::offer::{Consents, request};
 use super::typed_field;
 use crate::actions::execute::{Outcome, StepEvent};
 use crate::actions::rbac::Denied;
@@ -38,6 +38,9 @@ pub enum Planned {
     /// reclaim-orig on what may be the only good copy of the disk: refused unless the operator
     /// types the consent naming it first.
     OnlyCopy(Unproven),
+    /// restart-restore while the old RestoreJob still runs: refused unless the operator types
+    /// the consent naming it, to leave it running.
+    LeaveRunning(StillRunning),
 }
 
 impl Planned {
@@ -56,6 +59,10 @@ impl Planned {
             Planned::Refused(r) => format!("refused: {}", r.reason),
             Planned::NeedsPolicy { .. } => "asks for the reclaim policy".into(),
             Planned::OnlyCopy(_) => "may be the only copy: asks for a typed consent".into(),
+            Planned::LeaveRunning(s) => format!(
+                "RestoreJob {} is {}: asks for a typed consent to leave it running",
+                s.name, s.phase
+            ),
         }
     }
 }
@@ -132,6 +139,9 @@ pub enum Stage {
     /// The `-orig` PVC may hold the only good copy: the operator types the consent naming it
     /// to go on to the plan (which is then confirmed by name like any other).
     ConfirmDiscard(Consent),
+    /// The old RestoreJob still runs: the operator types the consent naming it to restore
+    /// again anyway (the plan is then confirmed by name like any other).
+    ConfirmLeave(LeaveConsent),
     ChoosePolicy {
         class_policy: Option<String>,
         /// Delete is selected (else Retain).
@@ -165,9 +175,9 @@ pub struct Dialog {
     pub stage: Stage,
     /// First line of the plan text shown (↑/↓ scroll it).
     pub scroll: u16,
-    /// The operator typed the consent to discard the only copy: every plan of this dialog is
-    /// made with it.
-    pub discard_only_copy: bool,
+    /// What the operator typed consent to (discard the only copy, leave the old restore
+    /// running): every plan of this dialog is made with it.
+    pub consents: Consents,
     /// What could not be recorded (the audit log, the Event): said in the dialog and the
     /// status line, never dropped.
     pub problems: Vec<String>,
@@ -179,7 +189,10 @@ impl Dialog {
             Stage::Review { plan, .. }
             | Stage::Running { plan, .. }
             | Stage::Finished { plan, .. } => Some(plan),
-            Stage::Refused(_) | Stage::ChoosePolicy { .. } | Stage::ConfirmDiscard(_) => None,
+            Stage::Refused(_)
+            | Stage::ChoosePolicy { .. }
+            | Stage::ConfirmDiscard(_)
+            | Stage::ConfirmLeave(_) => None,
         }
     }
 
@@ -188,6 +201,7 @@ impl Dialog {
         match &self.stage {
             Stage::Review { input, .. } => Some(typed_field::text(input)),
             Stage::ConfirmDiscard(c) => Some(c.typed()),
+            Stage::ConfirmLeave(c) => Some(c.typed()),
             _ => None,
         }
     }
@@ -203,6 +217,8 @@ pub enum Effect {
     PlanWithPolicy(String),
     /// The consent to discard the only copy was typed: plan again with it.
     PlanDiscarding,
+    /// The consent to leave the old RestoreJob running was typed: plan again with it.
+    PlanLeaving,
     Send(WorkerRequest),
     /// Tell the operator something without closing.
     Say(String),
@@ -230,6 +246,7 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
             Stage::ConfirmDiscard(Consent::new(u, "type the words here")),
             None,
         ),
+        Planned::LeaveRunning(s) => (Stage::ConfirmLeave(LeaveConsent::new(s)), None),
         Planned::Plan(p) => review(id, *p),
     };
     (
@@ -238,7 +255,7 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
             choice,
             stage,
             scroll: 0,
-            discard_only_copy: false,
+            consents: Consents::NONE,
             problems: Vec::new(),
         },
         req,
@@ -248,7 +265,19 @@ pub fn open(id: u64, choice: Choice, planned: Planned) -> (Dialog, Option<Worker
 /// After the consent to discard: what planning with it gave (a plan, a policy to choose, or
 /// a refusal for another reason).
 pub fn after_discard(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> {
-    d.discard_only_copy = true;
+    d.consents.discard_only_copy = true;
+    after_consent(d, planned)
+}
+
+/// After the consent to leave the old RestoreJob running: what planning with it gave.
+pub fn after_leave(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> {
+    d.consents.leave_running = true;
+    after_consent(d, planned)
+}
+
+/// A consent was typed: the plan made with it, or the refusal that stands anyway (a consent
+/// asked again here would be a loop; it is said as the refusal instead).
+fn after_consent(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> {
     let (stage, req) = match planned {
         Planned::Plan(p) => review(d.id, *p),
         Planned::NeedsPolicy { class_policy } => (
@@ -262,6 +291,13 @@ pub fn after_discard(d: &mut Dialog, planned: Planned) -> Option<WorkerRequest> 
         Planned::OnlyCopy(u) => (
             Stage::Refused(Refusal {
                 reason: u.left_out(),
+                reads: Vec::new(),
+            }),
+            None,
+        ),
+        Planned::LeaveRunning(s) => (
+            Stage::Refused(Refusal {
+                reason: s.refusal,
                 reads: Vec::new(),
             }),
             None,
@@ -301,7 +337,7 @@ pub fn replan_with_policy(
     snap: &Snapshot,
     policy: String,
 ) -> Option<WorkerRequest> {
-    match plan(snap, &request(&d.choice, Some(policy), d.discard_only_copy)) {
+    match plan(snap, &request(&d.choice, Some(policy), d.consents)) {
         Ok(p) => {
             let (stage, req) = review(d.id, p);
             d.stage = stage;
@@ -404,6 +440,25 @@ pub fn dialog_key(d: &mut Dialog, k: &KeyEvent) -> Effect {
                 Answer::Empty | Answer::Wrong => Effect::Say(format!(
                     "type \"{}\" exactly to discard it (esc keeps the copy)",
                     c.unproven.phrase()
+                )),
+            }
+        }
+        Stage::ConfirmLeave(_) => {
+            if esc {
+                return Effect::Close("cancelled: nothing was written".into());
+            }
+            if !enter && scroll(d, k) {
+                return Effect::None;
+            }
+            let Stage::ConfirmLeave(c) = &mut d.stage else {
+                return Effect::None;
+            };
+            match c.key(k, enter) {
+                Answer::Given => Effect::PlanLeaving,
+                Answer::Editing => Effect::None,
+                Answer::Empty | Answer::Wrong => Effect::Say(format!(
+                    "type \"{}\" exactly to restore again while it runs (esc waits for it)",
+                    c.still.phrase()
                 )),
             }
         }

@@ -2,9 +2,9 @@
 //! on the object it names, a restore's findings' actions then the registry's restore actions,
 //! a PVC's registry actions (reclaim-orig first for an `-orig` name). Pure: no API, no clock.
 
-use super::consent::unproven;
+use super::consent::{still_running, unproven};
 use super::dialog::{Choice, Menu, MenuEntry, Planned};
-use crate::actions::{self, ActionRequest, Target, plan};
+use crate::actions::{self, ActionRequest, Refusal, Target, plan};
 use crate::analysis::{ActionKind, Finding, Report, RestoreView};
 use crate::cluster::Snapshot;
 use crate::model::Kind;
@@ -139,40 +139,82 @@ fn class_policy(report: &Report, t: &Target) -> Option<String> {
         .and_then(|o| o.class_policy.clone())
 }
 
-pub fn request(choice: &Choice, policy: Option<String>, discard_only_copy: bool) -> ActionRequest {
+/// What the operator consented to by typing it in this dialog: every plan of the dialog is
+/// made with it, and nothing else turns it on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Consents {
+    /// reclaim-orig: discard what may be the only good copy of the disk.
+    pub discard_only_copy: bool,
+    /// restart-restore: leave the old RestoreJob running.
+    pub leave_running: bool,
+}
+
+impl Consents {
+    pub const NONE: Consents = Consents {
+        discard_only_copy: false,
+        leave_running: false,
+    };
+    pub const DISCARD: Consents = Consents {
+        discard_only_copy: true,
+        leave_running: false,
+    };
+    pub const LEAVE: Consents = Consents {
+        discard_only_copy: false,
+        leave_running: true,
+    };
+}
+
+pub fn request(choice: &Choice, policy: Option<String>, consents: Consents) -> ActionRequest {
     ActionRequest {
         action: choice.action,
         target: choice.target.clone(),
         policy,
-        discard_only_copy,
+        discard_only_copy: consents.discard_only_copy,
+        leave_running: consents.leave_running,
     }
 }
 
 /// Plans a choice. reclaim-orig that only a policy choice would make plannable asks for it,
 /// with the StorageClass's policy as the likely one; one that only the operator's consent to
 /// discard the only copy would make plannable asks for that consent first, naming what is
-/// unknown; where that cannot be named, the refusal stands.
+/// unknown; where that cannot be named, the refusal stands. restart-restore refused because
+/// the old RestoreJob still runs asks for the consent to leave it running when leaving it is
+/// the only obstacle; when more stands in the way, the refusal says both.
 pub fn plan_choice(snap: &Snapshot, report: &Report, choice: &Choice) -> Planned {
-    match plan_with(snap, report, choice, false) {
+    match plan_with(snap, report, choice, Consents::NONE) {
         Planned::Refused(r) if choice.action == ActionKind::ReclaimOrig => {
             match (
-                plan_with(snap, report, choice, true),
+                plan_with(snap, report, choice, Consents::DISCARD),
                 unproven(snap, &choice.target),
             ) {
                 (Planned::Refused(_), _) | (_, None) => Planned::Refused(r),
                 (_, Some(u)) => Planned::OnlyCopy(u),
             }
         }
+        Planned::Refused(r) => match (
+            still_running(snap, choice.action, &choice.target),
+            plan_with(snap, report, choice, Consents::LEAVE),
+        ) {
+            (Some(mut s), Planned::Plan(p)) if !p.is_settled() => {
+                s.refusal = r.reason;
+                Planned::LeaveRunning(s)
+            }
+            (Some(_), Planned::Refused(r2)) => Planned::Refused(Refusal {
+                reason: format!("{}; and even left running: {}", r.reason, r2.reason),
+                reads: r.reads,
+            }),
+            _ => Planned::Refused(r),
+        },
         other => other,
     }
 }
 
-/// Plans a choice with or without the consent to discard the only copy.
-pub fn plan_with(snap: &Snapshot, report: &Report, choice: &Choice, discard: bool) -> Planned {
-    match plan(snap, &request(choice, None, discard)) {
+/// Plans a choice with the consents typed so far.
+pub fn plan_with(snap: &Snapshot, report: &Report, choice: &Choice, consents: Consents) -> Planned {
+    match plan(snap, &request(choice, None, consents)) {
         Ok(p) => Planned::Plan(Box::new(p)),
         Err(r) => {
-            let with_policy = plan(snap, &request(choice, Some("Retain".into()), discard));
+            let with_policy = plan(snap, &request(choice, Some("Retain".into()), consents));
             if choice.action == ActionKind::ReclaimOrig && with_policy.is_ok() {
                 Planned::NeedsPolicy {
                     class_policy: class_policy(report, &choice.target),
@@ -198,7 +240,9 @@ pub fn menu(snap: &Snapshot, report: &Report, about: String, choices: Vec<Choice
         Planned::Plan(p) if !p.is_settled() => 0,
         Planned::NeedsPolicy { .. } | Planned::OnlyCopy(_) => 0,
         Planned::Plan(_) => 1,
-        Planned::Refused(_) => 2,
+        // Refused as it is: waiting for the old restore is the normal course, so restoring
+        // again beside it is not put before what can run.
+        Planned::Refused(_) | Planned::LeaveRunning(_) => 2,
     };
     entries.sort_by_key(|e| rank(&e.planned));
     Menu {

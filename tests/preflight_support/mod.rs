@@ -93,6 +93,16 @@ impl Cluster {
         self.sim.shutdown().await;
     }
 
+    /// The kubeconfig `run` and `kubectl` use (for a process the test starts itself).
+    pub fn kubeconfig(&self) -> &std::path::Path {
+        &self.kubeconfig
+    }
+
+    /// A scratch directory that lives as long as the emulator.
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
     /// Runs the binary (on the blocking pool: the emulator answers on this runtime).
     pub async fn run(&self, args: &[&str], stdin: Option<String>) -> (i32, String, String) {
         let mut full: Vec<String> = args.iter().map(|s| s.to_string()).collect();

@@ -197,6 +197,21 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             ];
             layout_body(f, inner, body, bottom, d.scroll, Some((&c.input, t)));
         }
+        Stage::ConfirmLeave(c) => {
+            let mut body = head;
+            body.push(Line::raw(""));
+            body.extend(consent::still_running_lines(t, &c.still));
+            let bottom = vec![
+                consent::leave_prompt(
+                    t,
+                    c,
+                    "To restore again while it runs, type ",
+                    " (then the plan is confirmed by name).",
+                ),
+                hints(t, &[("enter", "go on"), ("esc", "wait for it")]),
+            ];
+            layout_body(f, inner, body, bottom, d.scroll, Some((&c.input, t)));
+        }
         Stage::ChoosePolicy {
             class_policy,
             delete,
@@ -230,6 +245,15 @@ fn draw_dialog(f: &mut Frame, t: &Theme, d: &Dialog) {
             if plan.request.discard_only_copy {
                 body.push(Line::styled(
                     "⚠ you chose to discard what may be the only good copy of the disk",
+                    t.text_danger(),
+                ));
+            }
+            if plan.request.leave_running {
+                body.push(Line::styled(
+                    format!(
+                        "⚠ you chose to leave {} running: two restores of one application at once",
+                        plan.request.target
+                    ),
                     t.text_danger(),
                 ));
             }
