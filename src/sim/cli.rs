@@ -12,6 +12,8 @@ use crate::sim::load::read_dump;
 use crate::sim::scenario::Scenario;
 use crate::sim::{Sim, SimConfig};
 
+// Parsed once per process: the size of the `Serve` variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Subcommand)]
 pub enum SimCommand {
     /// Serve the Kubernetes API emulator on 127.0.0.1 until Ctrl-C or SIGTERM.
