@@ -793,7 +793,7 @@ impl Gen {
             let mut tree = Map::new();
             for path in w.paths {
                 if let Some(f) = path_fields(obj, path, crd) {
-                    tree.insert(format!("f:{}", path[0]), f);
+                    merge(&mut tree, format!("f:{}", path[0]), f);
                 }
             }
             if !tree.is_empty() {
@@ -968,6 +968,21 @@ fn field(key: &str, v: &Value, crd: bool, taken: &[&[&str]], inside: Level) -> O
         }
         _ => json!({}),
     })
+}
+
+/// Adds `f` under `key`, keeping what an earlier path of the same writer put there (two
+/// annotations: one `f:metadata`).
+fn merge(tree: &mut Map<String, Value>, key: String, f: Value) {
+    match (tree.get_mut(&key), f) {
+        (Some(Value::Object(have)), Value::Object(add)) => {
+            for (k, v) in add {
+                merge(have, k, v);
+            }
+        }
+        (_, f) => {
+            tree.insert(key, f);
+        }
+    }
 }
 
 /// The tree a writer of only `path` owns: the containers on the way (which it did not create:
@@ -1175,6 +1190,31 @@ mod tests {
                 "f:finalizers": {".": {}, "v:\"kubernetes.io/pvc-protection\"": {}},
                 "f:ownerReferences": {".": {}, "k:{\"uid\":\"o1\"}": {}}},
               "f:spec": {"f:resources": {"f:requests": {".": {}, "f:storage": {}}}, "f:selector": {}}})
+        );
+        // A writer of two annotations and a spec field owns all three.
+        let g = Gen {
+            now: 1_800_000_000,
+            seq: 0,
+        };
+        let mut pvc = pvc;
+        pvc["metadata"]["annotations"] = json!({"x": "1", "y": "2", "z": "3"});
+        let binder = Write::main(
+            "kcm",
+            1,
+            &[
+                &["metadata", "annotations", "x"],
+                &["metadata", "annotations", "y"],
+                &["spec", "volumeName"],
+            ],
+        );
+        g.managed(&mut pvc, false, ("creator", 2), &[binder]);
+        assert_eq!(
+            pvc["metadata"]["managedFields"][1]["fieldsV1"],
+            json!({"f:metadata": {"f:annotations": {"f:x": {}, "f:y": {}}}, "f:spec": {"f:volumeName": {}}})
+        );
+        assert_eq!(
+            pvc["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:annotations"],
+            json!({".": {}, "f:z": {}})
         );
         let rj = json!({"apiVersion": "backups.cozystack.io/v1alpha1", "kind": "RestoreJob",
             "metadata": {"name": "r"}, "spec": {"backupRef": {"name": "b"}, "options": {"keepOriginalPVC": true}}});
