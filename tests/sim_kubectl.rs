@@ -664,3 +664,300 @@ async fn kubectl_apply_server_side_records_apply_and_reports_conflicts() {
         .await;
     assert_eq!(tier, "silver");
 }
+
+// What a long-running watcher meets on a real kube-apiserver (apiserver-behaviour.md and the
+// watch cache): bookmarks once per interval with the current version, lists paged at the
+// client's limit with a consistent snapshot, watches closed at their timeout.
+
+/// kubectl's output, and whether it ended by itself within `limit` (it is killed otherwise: a
+/// watch the server never closes must fail the test, not hang it).
+async fn bounded(k: &Kubectl, args: &[&str], limit: Duration) -> (Output, bool) {
+    let mut cmd = k.command(args);
+    let shown = args.join(" ");
+    tokio::task::spawn_blocking(move || {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run kubectl {shown}: {e}"));
+        // Drain both pipes meanwhile: a full pipe would stall kubectl and look like a hang.
+        let mut out = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        let out_t = std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut out, &mut b);
+            b
+        });
+        let err_t = std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut err, &mut b);
+            b
+        });
+        let deadline = std::time::Instant::now() + limit;
+        let mut ended = true;
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("kubectl status") {
+                break s;
+            }
+            if std::time::Instant::now() >= deadline {
+                ended = false;
+                let _ = child.kill();
+                break child.wait().expect("kubectl status");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let output = Output {
+            status,
+            stdout: out_t.join().expect("stdout reader"),
+            stderr: err_t.join().expect("stderr reader"),
+        };
+        (output, ended)
+    })
+    .await
+    .expect("kubectl runner")
+}
+
+fn pvc(ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    })
+}
+
+/// The lines of a raw watch as (type, name or "", resourceVersion).
+fn watch_lines(stdout: &[u8]) -> Vec<(String, String, u64)> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not a watch event: {l}: {e}"));
+            let meta = &v["object"]["metadata"];
+            (
+                v["type"].as_str().unwrap_or_default().to_string(),
+                meta["name"].as_str().unwrap_or_default().to_string(),
+                meta["resourceVersion"]
+                    .as_str()
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or_else(|| panic!("no resourceVersion: {l}")),
+            )
+        })
+        .collect()
+}
+
+const RAW_WATCH: &str = "/api/v1/persistentvolumeclaims?watch=1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_raw_watch_gets_bookmarks_at_the_interval_with_the_current_version() {
+    let sim = start(SimConfig {
+        bookmark_interval: Duration::from_secs(1),
+        // Only the test writes PVCs: each event in the stream is one the test expects.
+        controller_manager: false,
+        ..SimConfig::default()
+    })
+    .await;
+    let k = Kubectl::new(&sim, None);
+    sim.store().put(pvc("tenant-a", "p1")).expect("p1");
+    // A 6 s watch: bookmarks due at 1, 2, 3 and 4 s (the last one also the one 2 s before the
+    // timeout), then the server closes it; p2 is written in between.
+    let url = format!("{RAW_WATCH}&allowWatchBookmarks=true&timeoutSeconds=6");
+    let args = ["get", "--raw", &url];
+    let ((out, ended), ()) = tokio::join!(bounded(&k, &args, WAIT), async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        sim.store().put(pvc("tenant-a", "p2")).expect("p2");
+    });
+    assert!(
+        ended && out.status.success(),
+        "the server ends the watch at timeoutSeconds: {out:?}"
+    );
+    let lines = watch_lines(&out.stdout);
+    let events: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.0 != "BOOKMARK")
+        .map(|l| l.1.as_str())
+        .collect();
+    assert_eq!(events, ["p1", "p2"], "{lines:?}");
+    let bookmarks: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.0 == "BOOKMARK")
+        .map(|l| l.2)
+        .collect();
+    assert!(
+        (2..=5).contains(&bookmarks.len()),
+        "about one bookmark a second over 6 s, none after the 4th: {lines:?}"
+    );
+    // Each bookmark carries the version of everything sent before it (never behind an event),
+    // and the versions never go back.
+    let mut seen = 0;
+    for (typ, _, rv) in &lines {
+        if typ == "BOOKMARK" {
+            assert!(
+                *rv >= seen,
+                "a bookmark behind an event it follows: {lines:?}"
+            );
+        }
+        seen = seen.max(*rv);
+    }
+    let p2 = lines.iter().find(|l| l.1 == "p2").map_or(0, |l| l.2);
+    let last = bookmarks.last().copied().unwrap_or(0);
+    assert!(
+        last >= p2 && last <= sim.store().current_rv(),
+        "the last bookmark (at 4 s) carries the version after p2 (written at 1.5 s): {lines:?}"
+    );
+
+    // Without allowWatchBookmarks: the same stream, no bookmark.
+    let url = format!("{RAW_WATCH}&timeoutSeconds=3");
+    let (out, ended) = bounded(&k, &["get", "--raw", &url], WAIT).await;
+    assert!(ended && out.status.success(), "{out:?}");
+    let lines = watch_lines(&out.stdout);
+    assert_eq!(lines.len(), 2, "p1 and p2, nothing else: {lines:?}");
+    assert!(lines.iter().all(|l| l.0 == "ADDED"), "{lines:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watches_end_at_their_timeout_or_the_servers_default() {
+    let sim = start(SimConfig {
+        // Stands for kube-apiserver's 30 min: a watch without timeoutSeconds ends after 2-4 s.
+        min_request_timeout: Duration::from_secs(2),
+        controller_manager: false,
+        ..SimConfig::default()
+    })
+    .await;
+    let k = Kubectl::new(&sim, None);
+    sim.store().put(pvc("tenant-a", "p1")).expect("p1");
+    for url in [
+        format!("{RAW_WATCH}&timeoutSeconds=2"),
+        // 0 is "the server's default", not "end at once".
+        format!("{RAW_WATCH}&timeoutSeconds=0"),
+        RAW_WATCH.to_string(),
+    ] {
+        let (out, ended) = bounded(&k, &["get", "--raw", &url], WAIT).await;
+        assert!(ended && out.status.success(), "{url}: {out:?}");
+        let lines = watch_lines(&out.stdout);
+        assert_eq!(
+            lines.len(),
+            1,
+            "{url}: the ADDED p1 before the end: {lines:?}"
+        );
+    }
+    // `kubectl get -w` asks for no timeout: the server's default ends it, and kubectl with it.
+    let (out, ended) = bounded(&k, &["get", "pvc", "-A", "-w"], WAIT).await;
+    assert!(ended && out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("p1"),
+        "{out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_pages_lists_at_its_chunk_size_and_gets_the_real_errors_for_bad_tokens() {
+    let sim = start(SimConfig {
+        controller_manager: false,
+        ..SimConfig::default()
+    })
+    .await;
+    let k = Kubectl::new(&sim, None);
+    let mut want = Vec::new();
+    for (ns, n) in [("tenant-a", 4), ("tenant-b", 3)] {
+        for i in 0..n {
+            let name = format!("p{i}");
+            sim.store().put(pvc(ns, &name)).expect("pvc");
+            want.push(format!("{ns} {name}"));
+        }
+    }
+    let out = k
+        .run(
+            &[
+                "get",
+                "pvc",
+                "-A",
+                "--chunk-size=2",
+                "-v=6",
+                "--no-headers",
+                "-o",
+                "custom-columns=NS:.metadata.namespace,NAME:.metadata.name",
+            ],
+            None,
+        )
+        .await;
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let gets: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("verb=\"GET\"") && l.contains("/persistentvolumeclaims?"))
+        .collect();
+    assert_eq!(gets.len(), 4, "7 PVCs in pages of 2: {log}");
+    assert!(
+        gets.iter()
+            .all(|l| l.contains("limit=2") && l.contains("200 OK")),
+        "{log}"
+    );
+    assert_eq!(
+        gets.iter().filter(|l| l.contains("continue=")).count(),
+        3,
+        "every page after the first continues the list: {log}"
+    );
+    let mut printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    printed.sort();
+    assert_eq!(printed, want, "every PVC exactly once");
+
+    // A continued page is read at the first page's version: what was written in between does
+    // not show, what was deleted still does, as in etcd.
+    let k = &k;
+    let page = |url: String| async move { k.run(&["get", "--raw", &url, "-v=6"], None).await };
+    let first = page("/api/v1/persistentvolumeclaims?limit=4".into()).await;
+    let first: Value = serde_json::from_slice(&first.stdout).expect("a PVC list");
+    let token = first["metadata"]["continue"]
+        .as_str()
+        .expect("a continue token")
+        .to_string();
+    assert_eq!(first["metadata"]["remainingItemCount"], json!(3));
+    sim.store()
+        .remove(Kind::PersistentVolumeClaim, "tenant-b", "p2", true)
+        .expect("deleted");
+    sim.store().put(pvc("tenant-b", "p9")).expect("created");
+    let rest = page(format!(
+        "/api/v1/persistentvolumeclaims?limit=4&continue={token}"
+    ))
+    .await;
+    let rest: Value = serde_json::from_slice(&rest.stdout).expect("the rest of the list");
+    let names: Vec<&str> = rest["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|o| o["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["p0", "p1", "p2"], "tenant-b as it was: {rest}");
+    assert_eq!(
+        rest["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+
+    // Garbage: 400, in the real server's words.
+    let bad = page("/api/v1/persistentvolumeclaims?limit=2&continue=garbage!".into()).await;
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success(), "{err}");
+    assert!(err.contains("400 Bad Request"), "{err}");
+    assert!(
+        err.contains("(BadRequest): invalid continue token: continue key is not valid"),
+        "{err}"
+    );
+    // A token whose version was compacted away (etcd's compaction, here the emulator's): 410.
+    sim.store().compact();
+    let old = page(format!(
+        "/api/v1/persistentvolumeclaims?limit=4&continue={token}"
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&old.stderr);
+    assert!(!old.status.success(), "{err}");
+    assert!(err.contains("410 Gone"), "{err}");
+    assert!(
+        err.contains("(Expired): The provided continue parameter is too old to display a consistent list result"),
+        "{err}"
+    );
+}

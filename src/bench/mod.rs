@@ -242,6 +242,9 @@ async fn run_sim() -> anyhow::Result<i32> {
         // server does no such work, and the bench deletes nothing, so it stays off.
         no_controller_manager: true,
         pv_resync: std::time::Duration::from_secs(15),
+        // As a real server: what the dashboard meets there is what the bench measures.
+        bookmark_interval: crate::sim::DEFAULT_BOOKMARK_INTERVAL,
+        min_request_timeout: crate::sim::DEFAULT_MIN_REQUEST_TIMEOUT,
     };
     crate::sim::cli::run(crate::sim::cli::SimCommand::Serve(args)).await
 }

@@ -12,6 +12,8 @@ use crate::sim::load::read_dump;
 use crate::sim::scenario::Scenario;
 use crate::sim::{Sim, SimConfig};
 
+// Parsed once per process: the size of the `Serve` variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Subcommand)]
 pub enum SimCommand {
     /// Serve the Kubernetes API emulator on 127.0.0.1 until Ctrl-C or SIGTERM.
@@ -59,11 +61,27 @@ pub struct ServeArgs {
     /// claim (a real cluster's resync, ~15 s): `15s`, `500ms`.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_resync)]
     pub pv_resync: std::time::Duration,
+    /// How often a watch that asks for bookmarks (`allowWatchBookmarks=true`) gets one, with
+    /// the current resourceVersion; it also gets one 2 s before its `timeoutSeconds`. A real
+    /// kube-apiserver sends them about once a minute.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
+    pub bookmark_interval: std::time::Duration,
+    /// A watch without `timeoutSeconds` ends after a random time between this and twice this,
+    /// as with kube-apiserver's `--min-request-timeout` (1800 s by default).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    pub min_request_timeout: std::time::Duration,
 }
 
 fn parse_resync(s: &str) -> Result<std::time::Duration, String> {
     crate::sim::clock::parse_duration(s)
         .ok_or_else(|| format!("{s:?} is not a duration (15s, 500ms)"))
+}
+
+/// A duration that cannot be 0: a bookmark every 0 s or a watch ended at once is no server.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::sim::clock::parse_duration(s)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration (30s, 500ms, 1m)"))
 }
 
 fn parse_token(spec: &str) -> anyhow::Result<(String, Policy)> {
@@ -140,6 +158,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<i32> {
         faults,
         controller_manager: !args.no_controller_manager,
         pv_resync: args.pv_resync,
+        bookmark_interval: args.bookmark_interval,
+        min_request_timeout: args.min_request_timeout,
         ..SimConfig::default()
     })
     .await?;
@@ -251,6 +271,41 @@ impl Signals {
         #[cfg(not(unix))]
         {
             let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::time::Duration;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn serve_defaults_to_a_real_servers_bookmarks_and_watch_timeout() {
+        let d = Cmd::try_parse_from(["serve"]).expect("no flags").serve;
+        assert_eq!(d.bookmark_interval, Duration::from_secs(60));
+        assert_eq!(d.min_request_timeout, Duration::from_secs(1800));
+        assert_eq!(d.bookmark_interval, crate::sim::DEFAULT_BOOKMARK_INTERVAL);
+        assert_eq!(
+            d.min_request_timeout,
+            crate::sim::DEFAULT_MIN_REQUEST_TIMEOUT
+        );
+        let s = Cmd::try_parse_from(["serve", "--bookmark-interval", "500ms"])
+            .expect("a short interval for tests")
+            .serve;
+        assert_eq!(s.bookmark_interval, Duration::from_millis(500));
+        for bad in ["0s", "soon", "1e30s"] {
+            assert!(
+                Cmd::try_parse_from(["serve", "--bookmark-interval", bad]).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -32,7 +32,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "d" => n * 86400.0,
         _ => return None,
     };
-    Some(Duration::from_secs_f64(secs))
+    // `try_`: "1e30s" is a user's typo, not a reason to panic.
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// Replaces every `${now}`, `${now-15m}`, `${now+30s}` in `s` by the time relative to `now`.

@@ -125,6 +125,16 @@ async fn resource_inner(
                 return watch_response(ctx, kind, filter, &r, table_mode);
             }
             let limit = r.query.get("limit").and_then(|l| l.parse::<usize>().ok());
+            // A continued list is read at the version its token names, never at another.
+            if r.query.get("continue").is_some_and(|c| !c.is_empty())
+                && r.query
+                    .get("resourceVersion")
+                    .is_some_and(|v| !v.is_empty() && v != "0")
+            {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
             let page = store.list(
                 kind,
                 &filter,
@@ -216,6 +226,14 @@ fn shape(kind: Kind, obj: Value, table_mode: Option<IncludeObject>) -> Value {
     }
 }
 
+/// A number in [0, 1) that differs from call to call. Not the store's seeded generator: that
+/// one names objects, and a watch must not change which names a seeded run gives.
+fn unit_random() -> f64 {
+    use std::hash::BuildHasher;
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 fn watch_response(
     ctx: &Ctx,
     kind: Kind,
@@ -235,16 +253,24 @@ fn watch_response(
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {v}")))?,
         ),
     };
-    let timeout = r
+    // Absent or 0: the real server's default, a random time between the minimum request
+    // timeout and twice that, so that watches opened together do not all end together.
+    let timeout = match r
         .query
         .get("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
-        .map(std::time::Duration::from_secs);
+    {
+        Some(secs) if secs > 0 => std::time::Duration::from_secs(secs),
+        _ => {
+            let min = ctx.min_request_timeout;
+            min + min.mul_f64(unit_random())
+        }
+    };
     let flag = |k: &str| matches!(r.query.get(k).map(String::as_str), Some("true" | "1"));
     let params = WatchParams {
         since,
         bookmarks: flag("allowWatchBookmarks"),
-        timeout,
+        timeout: Some(timeout),
         send_initial_events: flag("sendInitialEvents"),
         table: table_mode,
     };

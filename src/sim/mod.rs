@@ -53,8 +53,16 @@ pub use scenario::{Scenario, ScenarioRun, ScenarioStatus};
 pub use status::ApiError;
 pub use store::Store;
 
+/// kube-apiserver's watch cache sends a bookmark about once a minute
+/// (`apiserver-behaviour.md`: "not at once").
+pub const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// kube-apiserver's default `--min-request-timeout`.
+pub const DEFAULT_MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+
 /// How to start the emulator. `Default` gives: any free port, no authentication, no faults,
-/// bookmarks every 30s, 1000 changes of history per kind, the controller manager on.
+/// bookmarks every minute (as kube-apiserver sends them), watches without `timeoutSeconds`
+/// ended after 30 to 60 minutes (its `--min-request-timeout` of 1800 s), 1000 changes of
+/// history per kind, the controller manager on.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     /// 0 = any free port.
@@ -65,7 +73,12 @@ pub struct SimConfig {
     /// when tokens are configured.
     pub anonymous: Option<Policy>,
     pub faults: FaultSpec,
+    /// How often a watch that asked for bookmarks (`allowWatchBookmarks`) gets one; it also
+    /// gets one 2 s before its timeout (see `watch::next_bookmark`).
     pub bookmark_interval: Duration,
+    /// A watch without `timeoutSeconds` (or with 0) ends after a random time between this and
+    /// twice this, as kube-apiserver's `--min-request-timeout` makes it.
+    pub min_request_timeout: Duration,
     /// Changes kept per kind for watch resume; older versions get 410 Expired.
     pub history_limit: usize,
     /// Bytes of history kept, all kinds together (`store::DEFAULT_HISTORY_BYTES`); the oldest
@@ -91,7 +104,8 @@ impl Default for SimConfig {
             tokens: HashMap::new(),
             anonymous: None,
             faults: FaultSpec::default(),
-            bookmark_interval: Duration::from_secs(30),
+            bookmark_interval: DEFAULT_BOOKMARK_INTERVAL,
+            min_request_timeout: DEFAULT_MIN_REQUEST_TIMEOUT,
             history_limit: 1000,
             history_bytes: store::DEFAULT_HISTORY_BYTES,
             controller_manager: true,
@@ -134,6 +148,7 @@ impl Sim {
             auth: auth::Auth::new(config.tokens.clone(), config.anonymous.clone()),
             faults: faults.clone(),
             bookmark_interval: config.bookmark_interval.max(Duration::from_millis(10)),
+            min_request_timeout: config.min_request_timeout.max(Duration::from_millis(10)),
             address: addr.to_string(),
             requests: Default::default(),
             deployments: deployments.clone(),

@@ -67,6 +67,10 @@ fn valid_key(k: &str) -> bool {
 }
 
 impl LabelSelector {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(s: &str) -> Result<Self, ApiError> {
         let mut reqs = Vec::new();
         for term in split_terms(s) {
@@ -155,6 +159,10 @@ fn field_pointer(kind: Kind, field: &str) -> Option<String> {
 }
 
 impl FieldSelector {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(kind: Kind, s: &str) -> Result<Self, ApiError> {
         let mut out = Vec::new();
         for term in split_terms(s) {
@@ -194,6 +202,12 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// No label or field selector (a namespace is part of the path, not a selector): the
+    /// real server counts `remainingItemCount` only then.
+    pub fn selects_all(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(ns) = &self.namespace {
             let actual = obj

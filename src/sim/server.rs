@@ -38,6 +38,8 @@ pub struct Ctx {
     pub auth: Auth,
     pub faults: FaultHandle,
     pub bookmark_interval: Duration,
+    /// A watch without `timeoutSeconds` ends after between this and twice this.
+    pub min_request_timeout: Duration,
     /// `127.0.0.1:PORT`, for `/api`'s serverAddressByClientCIDRs.
     pub address: String,
     /// Requests served, by verb (`GET /metrics`).

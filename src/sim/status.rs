@@ -17,6 +17,9 @@ pub struct ApiError {
     pub details: Option<Value>,
     /// Seconds for a `Retry-After` header (429).
     pub retry_after: Option<u32>,
+    /// `metadata.continue` of the Status: the token a 410 on an expired `continue` offers to
+    /// read the rest of the list at the latest version.
+    pub list_continue: Option<String>,
 }
 
 /// `persistentvolumeclaims` for the core group, `restorejobs.backups.cozystack.io` otherwise:
@@ -51,6 +54,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after: None,
+            list_continue: None,
         }
     }
 
@@ -227,6 +231,7 @@ impl ApiError {
             message: "resourceVersion should not be set on objects to be created".into(),
             details: None,
             retry_after: None,
+            list_continue: None,
         }
     }
 
@@ -305,11 +310,35 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// A list's `continue` the server cannot decode (etcd3 store's wording).
+    pub fn invalid_continue(why: &str) -> Self {
+        Self::bad_request(format!("invalid continue token: {why}"))
+    }
+
+    /// A list's `continue` whose version was compacted away: the rest of that list cannot be
+    /// given consistently. `next` continues it at the latest version, as the real server offers.
+    pub fn continue_expired(next: String) -> Self {
+        let mut e = Self::expired(
+            "The provided continue parameter is too old to display a consistent list result. \
+             You can start a new list without the continue parameter, or use the continue token \
+             in this response to retrieve the remainder of the results. Continuing with the \
+             provided token results in an inconsistent list - objects that were created, \
+             modified, or deleted between the time the first chunk was returned and now may \
+             show up in the list.",
+        );
+        e.list_continue = Some(next);
+        e
+    }
+
     pub fn to_status(&self) -> Value {
         let mut s = Map::new();
         s.insert("kind".into(), json!("Status"));
         s.insert("apiVersion".into(), json!("v1"));
-        s.insert("metadata".into(), json!({}));
+        let meta = match &self.list_continue {
+            Some(c) => json!({"continue": c}),
+            None => json!({}),
+        };
+        s.insert("metadata".into(), meta);
         s.insert("status".into(), json!("Failure"));
         s.insert("message".into(), json!(self.message));
         if let Some(r) = self.reason {

@@ -4,6 +4,7 @@
 //! disagree.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
@@ -109,34 +110,90 @@ pub fn key_of(obj: &Value) -> ObjKey {
     (s("/metadata/namespace"), s("/metadata/name"))
 }
 
-fn hex_encode(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
+/// Where a continued list resumes: read at `rv` (`None`: at the latest version, what the
+/// token in a 410 offers) from `start` on.
+#[derive(Debug, Clone, PartialEq)]
+struct Continue {
+    rv: Option<u64>,
+    start: Bound<ObjKey>,
 }
 
-fn hex_decode(s: &str) -> Option<String> {
-    if !s.len().is_multiple_of(2) {
-        return None;
+/// The real server's token (`k8s.io/apiserver/pkg/storage`): base64url of
+/// `{"v":"meta.k8s.io/v1","rv":N,"start":"<key after the prefix>\0"}`, the key relative to the
+/// list's prefix (`ns/name` across namespaces, `name` in one namespace or for a cluster-scoped
+/// kind). `rv` -1 reads the rest at the latest version. Same shape as the real one, so that what
+/// a client logs or stores looks the same.
+fn encode_continue(rv: i64, key: &ObjKey, in_namespace: bool) -> String {
+    use base64::Engine as _;
+    let rel = if in_namespace || key.0.is_empty() {
+        key.1.clone()
+    } else {
+        format!("{}/{}", key.0, key.1)
+    };
+    // Written by hand for the real field order (a JSON map would sort the keys).
+    let start = Value::String(format!("{rel}\u{0}"));
+    let token = format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":{start}}}"#);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token)
+}
+
+/// Reads a token as the real server does, with its error wording (`continue key is not
+/// valid: ...`). `namespace`: the list's namespace, when it is read in one.
+fn decode_continue(
+    token: &str,
+    namespaced_kind: bool,
+    namespace: Option<&str>,
+) -> Result<Continue, String> {
+    use base64::Engine as _;
+    const NOT_VALID: &str = "continue key is not valid";
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|e| {
+            let at = match e {
+                base64::DecodeError::InvalidByte(at, _)
+                | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+                base64::DecodeError::InvalidLength(at) => at,
+                base64::DecodeError::InvalidPadding => token.len(),
+            };
+            format!("{NOT_VALID}: illegal base64 data at input byte {at}")
+        })?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{NOT_VALID}: {e}"))?;
+    let version = v["v"].as_str().unwrap_or_default();
+    if version != "meta.k8s.io/v1" {
+        return Err(format!(
+            "{NOT_VALID}: server does not recognize this encoded version \"{version}\""
+        ));
     }
-    let bytes: Option<Vec<u8>> = (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
-}
-
-/// Continue tokens are opaque to clients; ours carry the list's resourceVersion and the last
-/// key returned.
-fn encode_continue(rv: u64, key: &ObjKey) -> String {
-    hex_encode(&format!("{rv}\u{0}{}\u{0}{}", key.0, key.1))
-}
-
-fn decode_continue(token: &str) -> Option<(u64, ObjKey)> {
-    let s = hex_decode(token)?;
-    let mut parts = s.split('\u{0}');
-    let rv = parts.next()?.parse().ok()?;
-    let ns = parts.next()?.to_string();
-    let name = parts.next()?.to_string();
-    Some((rv, (ns, name)))
+    let rv = v["rv"].as_i64().unwrap_or(0);
+    if rv == 0 {
+        return Err(format!(
+            "{NOT_VALID}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ));
+    }
+    let start = v["start"].as_str().unwrap_or_default();
+    if start.is_empty() {
+        return Err(format!("{NOT_VALID}: encoded start key empty"));
+    }
+    // The real key ends in NUL: "the first key after the last one given".
+    let (rel, after) = match start.strip_suffix('\u{0}') {
+        Some(rel) => (rel, true),
+        None => (start, false),
+    };
+    let key = match (namespace, namespaced_kind) {
+        (Some(ns), _) => (ns.to_string(), rel.to_string()),
+        (None, true) => match rel.split_once('/') {
+            Some((ns, name)) => (ns.to_string(), name.to_string()),
+            None => (rel.to_string(), String::new()),
+        },
+        (None, false) => (String::new(), rel.to_string()),
+    };
+    Ok(Continue {
+        rv: u64::try_from(rv).ok(),
+        start: if after {
+            Bound::Excluded(key)
+        } else {
+            Bound::Included(key)
+        },
+    })
 }
 
 impl Txn {
@@ -360,6 +417,11 @@ impl Store {
             .collect()
     }
 
+    /// A page of a list. The first page is read at the latest version; a `continue` token
+    /// reads the next page at the first page's version, as etcd does, so that a paged list
+    /// shows every object exactly once and as it was then, whatever was written in between.
+    /// When that version's changes are no longer all in the history (etcd compacted it): 410
+    /// Expired, with a token for the rest at the latest version.
     pub fn list(
         &self,
         kind: Kind,
@@ -368,21 +430,50 @@ impl Store {
         continue_token: Option<&str>,
     ) -> Result<ListPage, ApiError> {
         let txn = self.lock();
-        let (rv, after) = match continue_token.filter(|t| !t.is_empty()) {
-            Some(t) => {
-                let (rv, key) = decode_continue(t).ok_or_else(|| {
-                    ApiError::bad_request("continue key is not valid: invalid continue token")
-                })?;
-                (rv, Some(key))
-            }
-            None => (txn.rv, None),
+        let in_namespace = filter.namespace.is_some();
+        let cont = match continue_token.filter(|t| !t.is_empty()) {
+            Some(t) => Some(
+                decode_continue(t, kind.info().namespaced, filter.namespace.as_deref())
+                    .map_err(|why| ApiError::invalid_continue(&why))?,
+            ),
+            None => None,
         };
         let state = &txn.kinds[kind as usize];
-        let mut matching = state
+        let rv = cont
+            .as_ref()
+            .and_then(|c| c.rv)
+            .map_or(txn.rv, |rv| rv.min(txn.rv));
+        let start = cont.map_or(Bound::Unbounded, |c| c.start);
+        if rv < state.evicted_rv {
+            let next = match &start {
+                Bound::Excluded(k) | Bound::Included(k) => encode_continue(-1, k, in_namespace),
+                Bound::Unbounded => String::new(),
+            };
+            return Err(ApiError::continue_expired(next));
+        }
+        // The objects as they were at `rv`: what changed since, as it was before its first
+        // change after `rv` (None: did not exist).
+        let mut then: BTreeMap<ObjKey, Option<&Value>> = BTreeMap::new();
+        for (c, _) in state.history.iter().rev().take_while(|(c, _)| c.rv > rv) {
+            then.insert(key_of(&c.object), c.previous.as_ref());
+        }
+        let range = (start, Bound::Unbounded);
+        let mut now = state
             .objects
-            .iter()
-            .filter(|(k, _)| after.as_ref().is_none_or(|a| *k > a))
-            .filter(|(_, o)| filter.matches(o));
+            .range(range.clone())
+            .filter(|(k, _)| !then.contains_key(*k))
+            .peekable();
+        let mut old = then
+            .range(range)
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .peekable();
+        let mut matching = std::iter::from_fn(|| match (now.peek(), old.peek()) {
+            (Some((a, _)), Some((b, _))) if a < b => now.next(),
+            (_, Some(_)) => old.next(),
+            (Some(_), None) => now.next(),
+            (None, None) => None,
+        })
+        .filter(|(_, o)| filter.matches(o));
         let mut items = Vec::new();
         let mut last_key = None;
         let limit = limit.filter(|l| *l > 0);
@@ -395,7 +486,15 @@ impl Store {
         }
         let remaining = matching.count();
         let (continue_token, remaining) = match (limit, last_key) {
-            (Some(_), Some(k)) if remaining > 0 => (Some(encode_continue(rv, &k)), Some(remaining)),
+            (Some(_), Some(k)) if remaining > 0 => (
+                Some(encode_continue(
+                    i64::try_from(rv).unwrap_or(i64::MAX),
+                    &k,
+                    in_namespace,
+                )),
+                // The real server counts the rest only when no selector narrows it.
+                filter.selects_all().then_some(remaining),
+            ),
             _ => (None, None),
         };
         Ok(ListPage {
@@ -505,10 +604,106 @@ mod tests {
     use super::*;
 
     #[test]
-    fn continue_tokens_round_trip() {
+    fn continue_tokens_round_trip_and_garbage_is_worded_as_the_real_server() {
         let k = ("ns".to_string(), "a-b".to_string());
-        assert_eq!(decode_continue(&encode_continue(7, &k)), Some((7, k)));
-        assert_eq!(decode_continue("zz"), None);
+        let across = decode_continue(&encode_continue(7, &k, false), true, None);
+        assert_eq!(
+            across,
+            Ok(Continue {
+                rv: Some(7),
+                start: Bound::Excluded(k.clone())
+            })
+        );
+        let within = decode_continue(&encode_continue(7, &k, true), true, Some("ns"));
+        assert_eq!(across, within);
+        let latest = decode_continue(&encode_continue(-1, &k, false), true, None);
+        assert_eq!(latest.map(|c| c.rv), Ok(None));
+        let garbage = decode_continue("zz!", true, None);
+        assert_eq!(
+            garbage,
+            Err("continue key is not valid: illegal base64 data at input byte 2".into())
+        );
+        use base64::Engine as _;
+        let zero = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a\u0000"}"#);
+        assert!(
+            decode_continue(&zero, true, None)
+                .is_err_and(|e| e.contains("incorrect encoded start resourceVersion"))
+        );
+    }
+
+    fn put_ns(s: &Store, name: &str) {
+        s.transact(|t| {
+            let key = (String::new(), name.to_string());
+            t.commit(
+                Kind::Namespace,
+                &key,
+                Some(json!({"metadata": {"name": name}})),
+            )
+        });
+    }
+
+    fn names(page: &ListPage) -> Vec<String> {
+        page.items
+            .iter()
+            .map(|o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_continued_list_reads_the_first_pages_version() {
+        let s = Store::new(100, 1);
+        for n in ["a", "b", "c", "d"] {
+            put_ns(&s, n);
+        }
+        let all = Filter::default();
+        let first = s.list(Kind::Namespace, &all, Some(2), None).unwrap();
+        assert_eq!(names(&first), ["a", "b"]);
+        assert_eq!(first.remaining, Some(2));
+        // Between the pages: one object deleted, one created, one changed.
+        s.transact(|t| t.commit(Kind::Namespace, &(String::new(), "c".into()), None));
+        put_ns(&s, "bb");
+        s.transact(|t| {
+            t.commit(
+                Kind::Namespace,
+                &(String::new(), "d".into()),
+                Some(json!({"metadata": {"name": "d", "labels": {"new": "yes"}}})),
+            )
+        });
+        let next = s
+            .list(
+                Kind::Namespace,
+                &all,
+                Some(2),
+                first.continue_token.as_deref(),
+            )
+            .unwrap();
+        assert_eq!(names(&next), ["c", "d"], "as they were at the first page");
+        assert_eq!(next.resource_version, first.resource_version);
+        assert!(next.items[1]["metadata"].get("labels").is_none());
+        assert_eq!(next.continue_token, None);
+
+        // Once the history no longer reaches back: 410, and a token for the rest at the latest.
+        s.compact();
+        let err = s
+            .list(
+                Kind::Namespace,
+                &all,
+                Some(2),
+                first.continue_token.as_deref(),
+            )
+            .unwrap_err();
+        assert_eq!((err.code, err.reason), (410, Some("Expired")));
+        let rest = s
+            .list(Kind::Namespace, &all, None, err.list_continue.as_deref())
+            .unwrap();
+        assert_eq!(names(&rest), ["bb", "d"]);
+        assert_eq!(rest.resource_version, s.current_rv());
     }
 
     #[test]

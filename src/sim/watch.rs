@@ -1,6 +1,13 @@
 //! Watch streams: newline-delimited `{"type", "object"}` events, replay from a resourceVersion,
 //! 410 Expired for versions the history no longer holds, bookmarks, timeouts, selectors applied
 //! per event (an object leaving the selection is sent as DELETED), and the watch faults.
+//!
+//! Bookmarks and timeouts follow kube-apiserver's watch cache, because a long-running watcher
+//! feels both: a bookmark once per `bookmark_interval` (a minute by default, as the real server
+//! sends them) and one more two seconds before the watch's deadline, so that the client resumes
+//! from a fresh version; the stream ends at `timeoutSeconds`, or, when the client gives none (or
+//! 0), after a random time between the minimum request timeout and twice that (30-60 minutes by
+//! default), as the real server ends `kubectl get -w`.
 
 use std::time::Duration;
 
@@ -22,6 +29,7 @@ pub struct WatchParams {
     /// `None` = "" or "0": start with the current objects as ADDED.
     pub since: Option<u64>,
     pub bookmarks: bool,
+    /// When the server ends the stream: `timeoutSeconds`, or the default the handler drew.
     pub timeout: Option<Duration>,
     pub send_initial_events: bool,
     pub table: Option<IncludeObject>,
@@ -45,10 +53,10 @@ pub fn filtered(change: &Change, filter: &Filter) -> Option<ChangeType> {
     }
 }
 
+/// One event line, `type` first as the real server writes it (a JSON map would sort it after
+/// `object`).
 fn line(typ: &str, object: Value) -> Bytes {
-    let mut s = json!({"type": typ, "object": object}).to_string();
-    s.push('\n');
-    Bytes::from(s)
+    Bytes::from(format!("{{\"type\":\"{typ}\",\"object\":{object}}}\n"))
 }
 
 pub fn error_line(err: &ApiError) -> Bytes {
@@ -65,6 +73,29 @@ fn bookmark(kind: Kind, rv: u64, initial_end: bool) -> Bytes {
         "BOOKMARK",
         json!({"kind": info.api_kind, "apiVersion": info.api_version(), "metadata": meta}),
     )
+}
+
+/// How long before its deadline a watch gets its last bookmark (the watch cache's
+/// `nextBookmarkTime`): a client that resumes after the timeout then replays seconds of
+/// changes, not up to a minute of them.
+pub const PRE_TIMEOUT_BOOKMARK: Duration = Duration::from_secs(2);
+
+/// When the bookmark after `from` (the watch's start or the last bookmark) is due, as the real
+/// watch cache schedules it: `interval` later, but no later than `PRE_TIMEOUT_BOOKMARK` before
+/// the deadline; none once that moment is not after `from` (so a watch of 2 s or less gets
+/// none, and the last one comes 2 s before the end).
+pub fn next_bookmark(
+    from: Instant,
+    interval: Duration,
+    deadline: Option<Instant>,
+) -> Option<Instant> {
+    let periodic = from + interval;
+    let Some(deadline) = deadline else {
+        return Some(periodic);
+    };
+    let pre_timeout = deadline.checked_sub(PRE_TIMEOUT_BOOKMARK)?;
+    let at = periodic.min(pre_timeout);
+    (at > from).then_some(at)
 }
 
 pub struct WatchTask {
@@ -101,6 +132,8 @@ impl WatchTask {
     }
 
     async fn run(self, tx: mpsc::Sender<Bytes>) {
+        // The real server counts the timeout from the request, initial events included.
+        let start = Instant::now();
         let spec = self.faults.spec();
         if spec.expire_watch && self.params.since.is_some() {
             let _ = tx
@@ -145,15 +178,15 @@ impl WatchTask {
         {
             return;
         }
-        let start = Instant::now();
         let far = start + Duration::from_secs(365 * 24 * 3600);
-        let timeout_at = self.params.timeout.map_or(far, |t| start + t);
+        let deadline = self.params.timeout.map(|t| start + t);
         let drop_at = spec.drop_watch_every.map_or(far, |d| start + d);
-        let end_at = timeout_at.min(drop_at);
+        let end_at = deadline.unwrap_or(far).min(drop_at);
         let mut drop_signal = self.faults.drop_signal();
         drop_signal.mark_unchanged();
-        let mut bookmarks =
-            tokio::time::interval_at(start + self.bookmark_interval, self.bookmark_interval);
+        let wants_bookmarks = self.params.bookmarks && self.params.table.is_none();
+        let mut next_bm =
+            next_bookmark(start, self.bookmark_interval, deadline).filter(|_| wants_bookmarks);
         loop {
             tokio::select! {
                 msg = rx.recv() => match msg {
@@ -173,7 +206,9 @@ impl WatchTask {
                     // Too slow to keep up: end the stream, the client resumes (or relists on 410).
                     Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => return,
                 },
-                _ = bookmarks.tick(), if self.params.bookmarks && self.params.table.is_none() => {
+                _ = tokio::time::sleep_until(next_bm.unwrap_or(far)), if next_bm.is_some() => {
+                    // Scheduled from when it was due, not from when it went out: no drift.
+                    next_bm = next_bm.and_then(|due| next_bookmark(due, self.bookmark_interval, deadline));
                     // Read the version first, then flush what the channel already holds: every
                     // change up to that version is then sent before the bookmark.
                     let rv = self.store.current_rv();
@@ -205,4 +240,32 @@ impl WatchTask {
 /// `watch=true` or `watch=1`.
 pub fn is_watch(query: &std::collections::HashMap<String, String>) -> bool {
     matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bookmark a watch gets, as offsets from its start.
+    fn schedule(interval: u64, timeout: Option<u64>) -> Vec<u64> {
+        let start = Instant::now();
+        let deadline = timeout.map(|t| start + Duration::from_secs(t));
+        let mut out = Vec::new();
+        let mut next = next_bookmark(start, Duration::from_secs(interval), deadline);
+        while let Some(at) = next.filter(|_| out.len() < 10) {
+            out.push((at - start).as_secs());
+            next = next_bookmark(at, Duration::from_secs(interval), deadline);
+        }
+        out
+    }
+
+    #[test]
+    fn bookmarks_come_each_interval_and_once_more_two_seconds_before_the_timeout() {
+        // restorewatch's own watches (60 s) on a real server: one bookmark, at 58 s.
+        assert_eq!(schedule(60, Some(60)), [58]);
+        assert_eq!(schedule(60, Some(300)), [60, 120, 180, 240, 298]);
+        assert_eq!(schedule(1, Some(6)), [1, 2, 3, 4]);
+        assert_eq!(schedule(5, Some(2)), Vec::<u64>::new());
+        assert_eq!(schedule(60, None).len(), 10, "no deadline, no end");
+    }
 }
