@@ -55,12 +55,12 @@ impl Default for Settings {
 
 /// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
-    let generation = controller::of_snapshot(snap).generation;
+    let controller = controller::of_snapshot(snap);
     let parts: Vec<NamespacePart> = part_namespaces(snap)
         .iter()
-        .map(|ns| analyze_namespace(snap, settings, now, ns, generation))
+        .map(|ns| analyze_namespace(snap, settings, now, ns, controller.generation))
         .collect();
-    assemble(snap, settings, now, parts.iter())
+    assemble(snap, settings, now, parts.iter(), controller)
 }
 
 /// The namespaces `analyze_namespace` has anything to say about, in order: those holding a
@@ -317,6 +317,7 @@ pub fn assemble<'p>(
     settings: &Settings,
     now: Timestamp,
     parts: impl Iterator<Item = &'p NamespacePart> + Clone,
+    controller: controller::ControllerGeneration,
 ) -> Report {
     let restores: Vec<std::sync::Arc<RestoreView>> = parts
         .clone()
@@ -324,7 +325,6 @@ pub fn assemble<'p>(
         .collect();
     let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
     let mut out = emit::Findings::default();
-    let controller = controller::of_snapshot(snap);
     global::concurrent(snap, &restores, &mut out);
     global::hash_collisions(snap, &disk_uses, controller.generation, &mut out);
     let clock = clock::Clock::new(now);
