@@ -450,3 +450,68 @@ fn the_detail_opens_on_the_step_a_finding_is_about_with_the_findings_in_full() {
         "{s}"
     );
 }
+
+/// The restores list remembers its rows between frames (the 1 s clock redraws without
+/// re-formatting every restore), but a frame that changes one restore's findings redraws that
+/// row, a frame that replaces a restore shows the new one, and the clock cells move on.
+#[test]
+fn remembered_rows_follow_every_change_of_a_frame_and_the_clock() {
+    use restorewatch::analysis::Report;
+    let mut app = common::ui_data::app(160, 20);
+    let first = common::render(&app);
+    assert!(first.contains("restore-test"), "{first}");
+    // The same frame drawn again is the same screen.
+    assert_eq!(common::render(&app), first);
+
+    // Next frame: every finding of restore-test gone, the other restores shared as they were.
+    let before: Report = (*app.shown.as_ref().expect("a frame").report).clone();
+    let mut report = Report {
+        restores: before.restores.clone(),
+        findings: before
+            .findings
+            .iter()
+            .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != "restore-test"))
+            .cloned()
+            .collect(),
+        ..before.clone()
+    };
+    report.reindex();
+    let line = |screen: &str, name: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(name))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let old_line = line(&first, "restore-test");
+    let other = line(&first, "pg-restore");
+    assert!(!other.is_empty(), "{first}");
+    update(
+        &mut app,
+        Msg::Frame(Some(common::ui_data::frame_with(
+            2,
+            common::ui_data::snapshot(),
+            report,
+        ))),
+    );
+    let second = common::render(&app);
+    let new_line = line(&second, "restore-test");
+    assert_ne!(
+        new_line, old_line,
+        "restore-test's row still shows its old findings"
+    );
+    assert!(!new_line.contains('E'), "{new_line}");
+    assert_eq!(line(&second, "pg-restore"), other);
+
+    // The clock moves a day: the AGE cells move with it although the frame did not change.
+    let age_before = second.clone();
+    update(
+        &mut app,
+        Msg::Tick(common::ui_data::now() + jiff::SignedDuration::from_hours(24)),
+    );
+    let third = common::render(&app);
+    assert_ne!(
+        line(&third, "restore-test"),
+        line(&age_before, "restore-test")
+    );
+}

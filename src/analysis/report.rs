@@ -475,6 +475,15 @@ impl Report {
 
     /// The findings about restore `id`, in the report's order.
     pub fn findings_for<'a>(&'a self, id: &'a RestoreId) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.finding_arcs_for(id).map(|f| &**f)
+    }
+
+    /// `findings_for`, as the shared findings themselves (whose identity tells a reader that
+    /// nothing in them changed since an earlier report).
+    pub fn finding_arcs_for<'a>(
+        &'a self,
+        id: &'a RestoreId,
+    ) -> impl Iterator<Item = &'a std::sync::Arc<Finding>> + 'a {
         let positions: Option<&'a [usize]> = if self.indexed() {
             Some(self.index.findings.get(id).map_or(&[], Vec::as_slice))
         } else {
@@ -494,7 +503,7 @@ impl Report {
             })
             .into_iter()
             .flatten();
-        indexed.chain(scanned).map(|f| &**f)
+        indexed.chain(scanned)
     }
 
     pub fn worst_severity(&self) -> Option<Severity> {

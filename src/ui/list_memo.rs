@@ -6,9 +6,41 @@
 
 use super::sort::Sort;
 use super::views::common::Row;
+use crate::analysis::{Finding, RestoreView};
 use crate::pipeline::frame::Frame;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A restore's row as built for an earlier frame, with what it was built from: the same shared
+/// restore and findings (and staleness) give the same row, so a change to one restore rebuilds
+/// one row, not 200. The `Arc`s are held, so their addresses cannot be reused meanwhile.
+#[derive(Clone)]
+pub struct BuiltRow {
+    pub restore: Arc<RestoreView>,
+    pub findings: Vec<Arc<Finding>>,
+    pub stale: bool,
+    pub row: Row,
+}
+
+impl BuiltRow {
+    /// Whether this row was built from exactly these.
+    pub fn built_from(
+        &self,
+        restore: &Arc<RestoreView>,
+        findings: &[&Arc<Finding>],
+        stale: bool,
+    ) -> bool {
+        Arc::ptr_eq(&self.restore, restore)
+            && self.stale == stale
+            && self.findings.len() == findings.len()
+            && self
+                .findings
+                .iter()
+                .zip(findings)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
 
 /// What the order depends on besides the frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +59,8 @@ struct Memo {
     order: Vec<usize>,
     /// The rows of `order`, clock-dependent cells as last drawn.
     rows: Option<Vec<Row>>,
+    /// Rows by the address of their restore, from this frame or the one before.
+    built: HashMap<usize, BuiltRow>,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -55,11 +89,14 @@ impl ListMemo {
             return m.order.clone();
         }
         let order = compute();
-        *self.0.borrow_mut() = Some(Memo {
+        let mut slot = self.0.borrow_mut();
+        let built = slot.take().map(|m| m.built).unwrap_or_default();
+        *slot = Some(Memo {
             frame: Arc::clone(frame),
             key: key.clone(),
             order: order.clone(),
             rows: None,
+            built,
         });
         order
     }
@@ -71,7 +108,7 @@ impl ListMemo {
         &self,
         frame: &Arc<Frame>,
         order: &[usize],
-        build: impl FnOnce() -> Vec<Row>,
+        build: impl FnOnce(&HashMap<usize, BuiltRow>) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row]) -> R,
     ) -> Option<R> {
@@ -79,7 +116,16 @@ impl ListMemo {
         let m = slot
             .as_mut()
             .filter(|m| Arc::ptr_eq(&m.frame, frame) && m.order == order)?;
-        let rows = m.rows.get_or_insert_with(build);
+        if m.rows.is_none() {
+            let built = build(&m.built);
+            m.rows = Some(built.iter().map(|b| b.row.clone()).collect());
+            // Only this frame's rows are kept: the older frame's restores are let go.
+            m.built = built
+                .into_iter()
+                .map(|b| (Arc::as_ptr(&b.restore) as usize, b))
+                .collect();
+        }
+        let rows = m.rows.get_or_insert_with(Vec::new);
         for (pos, row) in order.iter().zip(rows.iter_mut()) {
             refresh(*pos, row);
         }

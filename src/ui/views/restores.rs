@@ -7,8 +7,11 @@ use super::super::select;
 use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row, step_glyph};
 use crate::analysis::{Finding, RestoreView, Severity};
+use crate::ui::list_memo::BuiltRow;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 const COLS: &[Col] = &[
     Col::new("NAMESPACE", Constraint::Max(24)).sorts(SortCol::Namespace),
@@ -195,11 +198,25 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             app.sort(ScreenKind::Restores),
         );
     };
-    let build = || {
+    let stale_kind = frame.snapshot.is_stale(crate::model::Kind::RestoreJob);
+    // A row is rebuilt only when its restore, its findings or its staleness changed.
+    let build = |before: &HashMap<usize, BuiltRow>| {
         order
             .iter()
-            .filter_map(|&i| restore(i))
-            .map(|r| row(app, r))
+            .filter_map(|&i| frame.report.restores.get(i))
+            .map(|r| {
+                let findings: Vec<&Arc<Finding>> = frame.report.finding_arcs_for(&r.id).collect();
+                let stale = r.stale || stale_kind;
+                match before.get(&(Arc::as_ptr(r) as usize)) {
+                    Some(b) if b.built_from(r, &findings, stale) => b.clone(),
+                    _ => BuiltRow {
+                        restore: Arc::clone(r),
+                        findings: findings.into_iter().cloned().collect(),
+                        stale,
+                        row: row(app, r),
+                    },
+                }
+            })
             .collect()
     };
     let refresh = |i: usize, row: &mut Row| {
