@@ -330,7 +330,7 @@ pub fn render(results: &[RunResult]) -> String {
         }
     }
     s.push_str(
-        "\nTargets (issue 12; the 20k set below 100k objects, the 100k set from 100k on):\n\n",
+        "\nTargets (issue 12; the 20k set below 100k objects, the 100k set from 100k on; the write targets as issue 21 set them):\n\n",
     );
     s.push_str(&markdown("target", results, &targets));
     s.push_str(&format!(
