@@ -892,19 +892,6 @@ impl Gen {
     }
 }
 
-/// Metadata the server sets or that names the object: in no manager's fields.
-const SERVER_META: &[&str] = &[
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "generation",
-    "managedFields",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-];
-
 /// One writer besides the creator: the fields under `paths`, `ago` seconds ago.
 struct Write<'a> {
     /// Empty: the server's defaults, nobody's fields.
@@ -990,7 +977,7 @@ fn fields_v1(
         let key = k.as_str();
         let skip = match level {
             Level::Top => key == "apiVersion" || key == "kind",
-            Level::Meta => SERVER_META.contains(&key),
+            Level::Meta => crate::sim::managed::SERVER_METADATA.contains(&key),
             Level::Inner => false,
         };
         if skip {

@@ -66,8 +66,9 @@ impl Writer {
 /// The manager the simulated kube-controller-manager writes as.
 pub const KCM: &str = "kube-controller-manager";
 
-/// Metadata the server owns itself: never part of a field set.
-const SERVER_METADATA: &[&str] = &[
+/// Metadata the server owns itself: never part of a field set (the bench's generator writes
+/// its managedFields by the same rule).
+pub const SERVER_METADATA: &[&str] = &[
     "name",
     "namespace",
     "uid",

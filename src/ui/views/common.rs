@@ -89,6 +89,18 @@ impl Cell {
     }
 }
 
+/// `cols` without its last column (the stale marker) unless some row has something in it.
+pub fn stale_column_if_needed<'a>(cols: &'a [Col], rows: &[Row]) -> &'a [Col] {
+    let any_stale = rows
+        .iter()
+        .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
+    if any_stale || cols.is_empty() {
+        cols
+    } else {
+        &cols[..cols.len() - 1]
+    }
+}
+
 #[derive(Clone)]
 pub struct Row {
     pub cells: Vec<Cell>,

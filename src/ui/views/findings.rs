@@ -63,14 +63,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             }
         })
         .collect();
-    let any_stale = rows
-        .iter()
-        .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
-    let cols = if any_stale {
-        COLS
-    } else {
-        &COLS[..COLS.len() - 1]
-    };
+    let cols = common::stale_column_if_needed(COLS, &rows);
     let sel = app.list_selection(ScreenKind::Findings);
     common::draw_table(f, t, &a, cols, &rows, sel, app.sort(ScreenKind::Findings));
     if let Some(extra) = a.extra {

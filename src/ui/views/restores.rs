@@ -180,14 +180,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     }
     let restore = |i: usize| frame.report.restores.get(i).map(|r| &**r);
     let draw = |f: &mut Frame, rows: &[Row]| {
-        let any_stale = rows
-            .iter()
-            .any(|r| r.cells.last().is_some_and(|c| !c.text.is_empty()));
-        let cols = if any_stale {
-            COLS
-        } else {
-            &COLS[..COLS.len() - 1]
-        };
+        let cols = common::stale_column_if_needed(COLS, rows);
         common::draw_table(
             f,
             t,
