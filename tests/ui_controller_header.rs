@@ -43,3 +43,24 @@ fn the_header_names_the_generation_with_its_evidence_and_unknown_when_there_is_n
     );
     assert!(!line.contains("xxx"), "{line}");
 }
+
+/// A long source label (the demo's list of scenarios, a long context name) gives way: the
+/// namespace, the last change and the controller's generation stay on the line, and the clock.
+#[test]
+fn a_long_source_label_is_cut_before_the_controller_is() {
+    let mut opts = ui_data::options();
+    opts.source_label = Some(format!(
+        "demo: simulated cluster playing {}",
+        "scenario-x, ".repeat(12)
+    ));
+    let mut a = restorewatch::ui::App::new(opts, ui_data::now(), (160, 24));
+    update(&mut a, Msg::Frame(Some(ui_data::frame(1))));
+    let line = render(&a).lines().next().unwrap_or_default().to_string();
+    assert!(
+        line.contains("demo: simulated cluster playing scenario-x"),
+        "{line}"
+    );
+    assert!(line.contains('…'), "the label is cut, and says so: {line}");
+    assert!(line.contains("ns: all"), "{line}");
+    assert!(line.contains("controller: unknown"), "{line}");
+}

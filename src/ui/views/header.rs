@@ -19,6 +19,9 @@ pub fn last_change(app: &App) -> Option<Timestamp> {
     watch.chain(restores).max()
 }
 
+/// The source label is never cut below this many columns.
+const MIN_SOURCE: usize = 24;
+
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     if area.height == 0 {
         return;
@@ -40,30 +43,43 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     let mut left = vec![
         Span::styled("restorewatch", t.logo()),
         Span::styled(" │ ", t.text_dim()),
-        Span::styled(source_label(app), t.text()),
     ];
+    let mut rest = Vec::new();
     if let Some(next) = &app.switching {
-        left.push(Span::styled(
+        rest.push(Span::styled(
             format!(" → connecting to {next}…"),
             t.text_warning(),
         ));
     }
-    left.extend([
+    rest.extend([
         Span::styled(" │ ", t.text_dim()),
         Span::styled(format!("ns: {ns}"), t.text()),
     ]);
     if app.opts.readonly {
-        left.push(Span::styled(" │ ", t.text_dim()));
-        left.push(Span::styled("read-only", t.text_dim()));
+        rest.push(Span::styled(" │ ", t.text_dim()));
+        rest.push(Span::styled("read-only", t.text_dim()));
     }
     if let Some(changed) = last_change(app) {
-        left.push(Span::styled(" │ ", t.text_dim()));
-        left.push(Span::styled(
+        rest.push(Span::styled(" │ ", t.text_dim()));
+        rest.push(Span::styled(
             format!("changed {} ago", format::age_since(app.now, Some(changed))),
             t.text(),
         ));
     }
     let left_w = area.width.saturating_sub(right_w + 1);
+    // The source gives way first: a long context or demo label must not push the namespace,
+    // the last change and the controller's generation off the line (the shortest controller
+    // form, "controller: unknown", is kept room for).
+    let keep = Line::from(left.clone()).width()
+        + Line::from(rest.clone()).width()
+        + " │ controller: unknown".len();
+    let source = source_label(app);
+    let room = usize::from(left_w).saturating_sub(keep).max(MIN_SOURCE);
+    left.push(Span::styled(
+        format::truncate(&source, room).into_owned(),
+        t.text(),
+    ));
+    left.extend(rest);
     if let Some(frame) = &app.shown {
         left.push(Span::styled(" │ ", t.text_dim()));
         let room = usize::from(left_w).saturating_sub(Line::from(left.clone()).width());
