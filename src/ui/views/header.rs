@@ -70,9 +70,13 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     // The source gives way first: a long context or demo label must not push the namespace,
     // the last change and the controller's generation off the line (the shortest controller
     // form, "controller: unknown", is kept room for).
-    let keep = Line::from(left.clone()).width()
-        + Line::from(rest.clone()).width()
-        + " │ controller: unknown".len();
+    let controller_room = if app.shown.is_some() {
+        " │ controller: unknown".chars().count()
+    } else {
+        0
+    };
+    let keep =
+        Line::from(left.clone()).width() + Line::from(rest.clone()).width() + controller_room;
     let source = source_label(app);
     let room = usize::from(left_w).saturating_sub(keep).max(MIN_SOURCE);
     left.push(Span::styled(
