@@ -4,6 +4,7 @@ pub mod changes;
 pub mod field;
 pub mod history;
 pub mod json;
+pub mod k8s_names;
 pub mod kind;
 pub mod meta;
 pub mod names;
