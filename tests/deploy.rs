@@ -215,6 +215,9 @@ fn core_violation(obj: &Value) -> Option<Result<(), String>> {
         ("v1", "Service") => core_round_trip::<core::Service>(obj),
         ("v1", "ConfigMap") => core_round_trip::<core::ConfigMap>(obj),
         ("apps/v1", "Deployment") => core_round_trip::<apps::Deployment>(obj),
+        ("networking.k8s.io/v1", "NetworkPolicy") => {
+            core_round_trip::<k8s_openapi::api::networking::v1::NetworkPolicy>(obj)
+        }
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
             core_round_trip::<rbac::ClusterRole>(obj)
         }
@@ -332,6 +335,88 @@ fn assert_scrape_finds_the_service(docs: &[Value], kind: &str) {
     assert_eq!(ep["port"], "metrics");
     assert_eq!(svc["spec"]["ports"][0]["name"], "metrics");
     assert_eq!(ep["path"], "/metrics");
+}
+
+/// Cozystack's VMAgent, the one scraper (`cozystack-monitoring.md`: monitoring-agents).
+const SCRAPER_NAMESPACE: &str = "cozy-monitoring";
+
+/// Issue 27, point 6: `/report` names every tenant's restores and history, unauthenticated; the
+/// shipped pod answers it to no one, and only the scraper's namespace reaches the metrics port.
+#[test]
+fn every_variant_serves_no_report_and_admits_only_the_scrapers_namespace() {
+    for variant in VARIANTS {
+        let docs = render(variant);
+        let dep = one(&docs, "Deployment");
+        let c = &dep["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<String> = strings(&c["args"])
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        assert!(
+            args.iter().any(|a| a == "--no-report"),
+            "{variant}: serve answers /report: {args:?}"
+        );
+        assert!(cli_accepts(&args), "{variant}: {args:?} is refused");
+
+        let np = one(&docs, "NetworkPolicy");
+        assert_eq!(np["metadata"]["namespace"], dep["metadata"]["namespace"]);
+        // It selects restorewatch's pods, and limits what reaches them.
+        let selects = np["spec"]["podSelector"]["matchLabels"]
+            .as_object()
+            .expect("a podSelector by labels");
+        assert!(
+            !selects.is_empty(),
+            "{variant}: an empty selector picks every pod"
+        );
+        for (k, v) in selects {
+            assert_eq!(
+                &dep["spec"]["template"]["metadata"]["labels"][k], v,
+                "{variant}: {k}"
+            );
+        }
+        assert_eq!(
+            strings(&np["spec"]["policyTypes"]),
+            vec!["Ingress"],
+            "{variant}"
+        );
+        let rules = np["spec"]["ingress"].as_array().expect("ingress rules");
+        assert_eq!(rules.len(), 1, "{variant}: {rules:?}");
+        let from = rules[0]["from"].as_array().expect("from");
+        assert_eq!(from.len(), 1, "{variant}: one peer: {from:?}");
+        let peer = from[0].as_object().expect("a peer");
+        assert_eq!(
+            peer.keys().map(String::as_str).collect::<Vec<_>>(),
+            vec!["namespaceSelector"],
+            "{variant}: only a namespace, no ipBlock: {peer:?}"
+        );
+        assert_eq!(
+            peer["namespaceSelector"],
+            serde_json::json!({"matchLabels": {"kubernetes.io/metadata.name": SCRAPER_NAMESPACE}}),
+            "{variant}"
+        );
+        let ports = rules[0]["ports"].as_array().expect("ports");
+        assert_eq!(ports.len(), 1, "{variant}");
+        assert_eq!(
+            ports[0]["port"], c["ports"][0]["name"],
+            "{variant}: the metrics port"
+        );
+    }
+}
+
+/// Issue 27, point 11: a scrape that grows past what restorewatch should ever expose is
+/// refused by the scraper rather than stored.
+#[test]
+fn each_scrape_object_sets_a_sample_limit() {
+    for (variant, scrape) in [
+        ("victoriametrics", "VMServiceScrape"),
+        ("prometheus-operator", "ServiceMonitor"),
+    ] {
+        let docs = render(variant);
+        let limit = one(&docs, scrape)["spec"]["sampleLimit"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{variant}: {scrape} has no sampleLimit"));
+        assert!((10_000..=200_000).contains(&limit), "{variant}: {limit}");
+    }
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn a_thousand_restores_stay_within_the_documented_series_and_size_bounds() {
     };
     let ex = Exposition {
         docs_base: "https://restorewatch.example/docs/findings.md",
+        restores_per_namespace: restorewatch::serve::metrics::DEFAULT_RESTORES_PER_NAMESPACE,
     };
     let started = Instant::now();
     let text = encode_with(Some(&frame), now, &ex, Cost::default());

@@ -41,13 +41,16 @@ impl Findings {
         remedy: String,
     ) -> &mut Finding {
         let stale = objects.iter().any(|o| snap.is_stale(o.kind));
+        // Messages quote cluster text (already redacted where it is read); this catches what
+        // a rule may quote from elsewhere, since every output shows the finding's words.
+        use crate::model::secret_text::redact_message;
         self.0.push(Finding {
             code,
             severity,
             restore: restore.cloned(),
             objects,
-            message,
-            remedy,
+            message: redact_message(message),
+            remedy: redact_message(remedy),
             action: code.action(),
             stale,
         });

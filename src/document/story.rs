@@ -104,7 +104,7 @@ pub struct Story {
     pub started: Option<Timestamp>,
     pub completed: Option<Timestamp>,
     /// Where the picture came from (a context, dump files) and the time it was judged at.
-    pub source: String,
+    pub source: Line,
     pub as_of: Option<Timestamp>,
     pub verdict: Line,
     pub steps: Vec<Step>,
@@ -178,12 +178,26 @@ pub fn build(
     })
 }
 
-fn source_name(snap: &Snapshot) -> String {
+/// The context, server and file names are the kubeconfig's and the caller's: values too (a
+/// server URL would be autolinked, a context name may be anything).
+fn source_name(snap: &Snapshot) -> Line {
+    let list = |l: Line, items: &[String]| {
+        items.iter().enumerate().fold(
+            l,
+            |l, (i, f)| {
+                if i > 0 { l.say(", ").val(f) } else { l.val(f) }
+            },
+        )
+    };
     match &snap.source {
-        SourceInfo::Live { context, cluster } => format!("context {context} ({cluster})"),
-        SourceInfo::Files { files, .. } if files.is_empty() => "a picture in memory".into(),
-        SourceInfo::Files { files, .. } => format!("dump {}", files.join(", ")),
-        SourceInfo::Demo { scenarios } => format!("demo ({})", scenarios.join(", ")),
+        SourceInfo::Live { context, cluster } => Line::ours("context ")
+            .val(context)
+            .say(" (")
+            .val(cluster)
+            .say(")"),
+        SourceInfo::Files { files, .. } if files.is_empty() => Line::ours("a picture in memory"),
+        SourceInfo::Files { files, .. } => list(Line::ours("dump "), files),
+        SourceInfo::Demo { scenarios } => list(Line::ours("demo ("), scenarios).say(")"),
     }
 }
 

@@ -40,8 +40,8 @@ pub struct DiskStory {
     pub pv: Option<PvStory>,
     pub orig_name: String,
     pub orig: Option<PvcStory>,
-    /// `ours`, `ours (no annotation)`, `foreign`, `unknown`.
-    pub orig_ownership: Option<String>,
+    /// Whose the `-orig` PVC is: this RestoreJob's, another's, or unknown, and why.
+    pub orig_ownership: Option<Line>,
     pub orig_pv: Option<PvStory>,
     pub download: Option<String>,
     pub download_phase: Option<String>,
@@ -90,17 +90,40 @@ fn pv(p: &PvInfo) -> PvStory {
     }
 }
 
-fn ownership(o: &Ownership) -> String {
+fn ownership(o: &Ownership) -> Line {
     match o {
-        Ownership::Ours { annotated: true } => "this RestoreJob's (restore-job-uid)".into(),
+        Ownership::Ours { annotated: true } => Line::ours("this RestoreJob's (restore-job-uid)"),
         Ownership::Ours { annotated: false } => {
-            "this RestoreJob's (no annotation; created after it)".into()
+            Line::ours("this RestoreJob's (no annotation; created after it)")
         }
-        Ownership::Foreign { other_uid: Some(u) } => format!("another RestoreJob's ({u})"),
+        Ownership::Foreign { other_uid: Some(u) } => {
+            Line::ours("another RestoreJob's (").val(u).say(")")
+        }
         Ownership::Foreign { other_uid: None } => {
-            "another RestoreJob's (no annotation; created before this one)".into()
+            Line::ours("another RestoreJob's (no annotation; created before this one)")
         }
-        Ownership::Unknown => "unknown (no annotation, no usable timestamps)".into(),
+        Ownership::Unknown => Line::ours("unknown (no annotation, no usable timestamps)"),
+    }
+}
+
+/// The copy proof's verdict as a line: its names are values, its reasons (which quote names
+/// and phases) cluster text, never our own words.
+fn proof_line(proof: &crate::analysis::copy_proof::CopyProof) -> Line {
+    use crate::analysis::copy_proof::CopyProof;
+    match proof {
+        CopyProof::Proven(c) => {
+            let mut l = Line::ours("restored copy proven: DataDownload ")
+                .val(&c.download)
+                .say(" Completed");
+            if let Some(b) = c.bytes {
+                l = l.say(format!(" ({})", crate::analysis::fmt_bytes(b)));
+            }
+            if let Some(t) = c.completed {
+                l = l.say(format!(" at {}", t.strftime("%Y-%m-%d %H:%M UTC")));
+            }
+            l.say(" into ").val(&c.restored_pvc)
+        }
+        CopyProof::NotProven(m) | CopyProof::Unknown(m) => Line::ours("not proven: ").prose(m),
     }
 }
 
@@ -135,10 +158,7 @@ pub fn disks(r: &RestoreView, snap: &Snapshot) -> Vec<DiskStory> {
 pub fn copy_proof(r: &RestoreView, d: &DiskChain, snap: &Snapshot) -> (bool, Line) {
     if let Some(orig) = snap.pvcs.get(&r.id.namespace, &d.orig_name) {
         let proof = crate::analysis::copy_proof::copy_proof(snap, orig);
-        return match proof.missing() {
-            None => (true, Line::ours(proof.describe())),
-            Some(why) => (false, Line::ours(format!("not proven: {why}"))),
-        };
+        return (proof.is_proven(), proof_line(&proof));
     }
     chain_proof(r, d)
 }

@@ -1,20 +1,36 @@
 //! The story as Markdown for a GitHub or GitLab issue: a summary table, the steps, the
 //! timeline, each disk's chain, the serverNames, the findings and what is unknown. Every value
-//! from the cluster goes through `markdown::code` or `markdown::text`.
+//! and message from the cluster is written as a code span (`markdown::code` in prose,
+//! `markdown::cell` in a table row): nothing it holds can become a link, an image, HTML or a
+//! mention (see `markdown`).
 
-use super::markdown::{code, text};
+use super::markdown::{cell, code};
 use super::story::{Fact, Line, Piece, Story};
 use super::story_disks::{DiskStory, PgStory, PvStory, PvcStory};
 use crate::analysis::{ActionKind, Finding};
 use jiff::Timestamp;
 use std::fmt::Write;
 
-fn line(l: &Line) -> String {
+/// Where a piece of cluster text lands: a table row needs its `|` escaped, prose must not
+/// (the backslash would show).
+#[derive(Clone, Copy)]
+enum At {
+    Prose,
+    Cell,
+}
+
+fn put(at: At, v: &str) -> String {
+    match at {
+        At::Prose => code(v),
+        At::Cell => cell(v),
+    }
+}
+
+fn line(l: &Line, at: At) -> String {
     l.0.iter()
         .map(|p| match p {
             Piece::Ours(s) => s.clone(),
-            Piece::Value(v) => code(v),
-            Piece::Prose(v) => text(v),
+            Piece::Value(v) | Piece::Prose(v) => put(at, v),
         })
         .collect()
 }
@@ -26,14 +42,15 @@ fn time(t: Option<Timestamp>) -> String {
     )
 }
 
+/// An optional value in a table cell.
 fn opt(v: Option<&str>) -> String {
-    v.map_or_else(|| "-".into(), code)
+    v.map_or_else(|| "-".into(), cell)
 }
 
 pub fn render(s: &Story) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Restore {}\n", code(&s.restore.to_string()));
-    let _ = writeln!(out, "**Verdict:** {}.\n", line(&s.verdict));
+    let _ = writeln!(out, "**Verdict:** {}.\n", line(&s.verdict, At::Prose));
     summary(&mut out, s);
     steps(&mut out, s);
     timeline(&mut out, &s.timeline);
@@ -47,14 +64,14 @@ pub fn render(s: &Story) -> String {
     if !s.unknowns.is_empty() {
         let _ = writeln!(out, "## What could not be known\n");
         for u in &s.unknowns {
-            let _ = writeln!(out, "- {}", line(u));
+            let _ = writeln!(out, "- {}", line(u, At::Prose));
         }
         out.push('\n');
     }
     let _ = writeln!(
         out,
         "_Written by restorewatch from {}, as of {} UTC._",
-        text(&s.source),
+        line(&s.source, At::Prose),
         time(s.as_of)
     );
     out
@@ -63,28 +80,28 @@ pub fn render(s: &Story) -> String {
 fn summary(out: &mut String, s: &Story) {
     let target = s.target.as_ref().map_or_else(
         || "unknown".into(),
-        |t| format!("{} {}", text(&t.kind), code(&t.name)),
+        |t| format!("{} {}", cell(&t.kind), cell(&t.name)),
     );
     let mode = if s.in_place { "in place" } else { "to a copy" };
-    let mut outcome = code(&s.phase);
+    let mut outcome = cell(&s.phase);
     if let Some(m) = &s.message {
-        let _ = write!(outcome, ": {}", text(m));
+        let _ = write!(outcome, ": {}", cell(m));
     }
     let open = if s.open.is_empty() {
         "none".into()
     } else {
         s.open
             .iter()
-            .map(|c| code(c))
+            .map(|c| cell(c))
             .collect::<Vec<_>>()
             .join(", ")
     };
     let _ = writeln!(out, "| | |\n|---|---|");
     for (k, v) in [
         ("Restored", target),
-        ("How", format!("{}, {mode}", code(s.driver))),
+        ("How", format!("{}, {mode}", cell(s.driver))),
         ("Outcome", outcome),
-        ("RestoreJob UID", code(&s.uid)),
+        ("RestoreJob UID", cell(&s.uid)),
         ("Created", time(s.created)),
         ("Started", time(s.started)),
         ("Completed", time(s.completed)),
@@ -104,7 +121,7 @@ fn steps(out: &mut String, s: &Story) {
         let detail = if st.detail.is_empty() {
             String::new()
         } else {
-            text(&st.detail)
+            cell(&st.detail)
         };
         let _ = writeln!(
             out,
@@ -125,8 +142,8 @@ fn timeline(out: &mut String, facts: &[Fact]) {
     let _ = writeln!(out, "| time | object | by | what |\n|---|---|---|---|");
     for f in facts {
         let by = match (&f.writer, &f.operation) {
-            (Some(w), Some(op)) => format!("{} ({})", code(w), text(op)),
-            (Some(w), None) => code(w),
+            (Some(w), Some(op)) => format!("{} ({})", cell(w), cell(op)),
+            (Some(w), None) => cell(w),
             _ => String::new(),
         };
         let mark = if f.warning { "⚠ " } else { "" };
@@ -135,7 +152,7 @@ fn timeline(out: &mut String, facts: &[Fact]) {
             "| {} | {} | {by} | {mark}{} |",
             time(f.time),
             opt(f.object.as_deref()),
-            line(&f.what)
+            line(&f.what, At::Cell)
         );
     }
     out.push('\n');
@@ -148,22 +165,22 @@ fn pvc_row(out: &mut String, label: &str, p: Option<&PvcStory>, missing: &str) {
     };
     let mut notes = Vec::new();
     if let Some(v) = &p.volume {
-        notes.push(format!("volume {}", code(v)));
+        notes.push(format!("volume {}", cell(v)));
     }
     if p.deleting {
         notes.push("being deleted".into());
     }
     if let Some(u) = &p.restore_job_uid {
-        notes.push(format!("restore-job-uid {}", code(u)));
+        notes.push(format!("restore-job-uid {}", cell(u)));
     }
     if let Some(r) = &p.recorded_policy {
-        notes.push(format!("recorded policy {}", code(r)));
+        notes.push(format!("recorded policy {}", cell(r)));
     }
     let _ = writeln!(
         out,
         "| {label} | {} | {} | {} | {} |",
-        code(&p.name),
-        code(&p.uid),
+        cell(&p.name),
+        cell(&p.uid),
         opt(p.phase.as_deref()),
         notes.join(", ")
     );
@@ -179,19 +196,19 @@ fn pv_row(out: &mut String, label: &str, p: Option<&PvStory>) {
         opt(p.reclaim_policy.as_deref()),
         p.recorded_policy
             .as_deref()
-            .map_or_else(|| "none".into(), code)
+            .map_or_else(|| "none".into(), cell)
     )];
     if let Some(c) = &p.claim {
         notes.push(format!(
             "claimRef {} uid {}",
-            code(c),
+            cell(c),
             opt(p.claim_uid.as_deref())
         ));
     }
     let _ = writeln!(
         out,
         "| {label} | {} | | {} | {} |",
-        code(&p.name),
+        cell(&p.name),
         opt(p.phase.as_deref()),
         notes.join(", ")
     );
@@ -206,7 +223,7 @@ fn named_row(
     missing: &str,
 ) {
     let _ = match name {
-        Some(n) => writeln!(out, "| {label} | {} | | {} | |", code(n), opt(phase)),
+        Some(n) => writeln!(out, "| {label} | {} | | {} | |", cell(n), opt(phase)),
         None => writeln!(out, "| {label} | {missing} | | | |"),
     };
 }
@@ -226,7 +243,7 @@ fn disk(out: &mut String, d: &DiskStory) {
     );
     pvc_row(out, "PVC", d.pvc.as_ref(), "gone");
     pv_row(out, "PV", d.pv.as_ref());
-    let orig_missing = format!("none ({} does not exist)", code(&d.orig_name));
+    let orig_missing = format!("none ({} does not exist)", cell(&d.orig_name));
     pvc_row(out, "-orig PVC", d.orig.as_ref(), &orig_missing);
     pv_row(out, "-orig PV", d.orig_pv.as_ref());
     named_row(
@@ -238,9 +255,9 @@ fn disk(out: &mut String, d: &DiskStory) {
     );
     out.push('\n');
     if let Some(o) = &d.orig_ownership {
-        let _ = writeln!(out, "The `-orig` PVC is {}.\n", text(o));
+        let _ = writeln!(out, "The `-orig` PVC is {}.\n", line(o, At::Prose));
     }
-    let _ = writeln!(out, "**Copy:** {}.\n", line(&d.proof));
+    let _ = writeln!(out, "**Copy:** {}.\n", line(&d.proof, At::Prose));
 }
 
 fn postgres(out: &mut String, p: &PgStory) {
@@ -266,13 +283,13 @@ fn postgres(out: &mut String, p: &PgStory) {
         ),
         (
             "Cluster",
-            format!("{} uid {}", code(&p.cluster), opt(p.cluster_uid.as_deref())),
+            format!("{} uid {}", cell(&p.cluster), opt(p.cluster_uid.as_deref())),
         ),
         (
             "ObjectStore",
             format!(
                 "{} owner uid {}",
-                code(&p.object_store),
+                cell(&p.object_store),
                 opt(p.object_store_owner_uid.as_deref())
             ),
         ),
@@ -314,9 +331,9 @@ fn findings(out: &mut String, s: &Story) {
             "- **{}** {}{stale}: {}",
             f.severity.as_str(),
             code(f.code.as_str()),
-            text(&f.message)
+            code(&f.message)
         );
-        let _ = writeln!(out, "  - remedy: {}", text(&f.remedy));
+        let _ = writeln!(out, "  - remedy: {}", code(&f.remedy));
         if let Some(a) = action_hint(f, &s.restore.to_string()) {
             let _ = writeln!(out, "  - action: {a}");
         }

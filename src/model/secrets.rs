@@ -153,8 +153,10 @@ fn credential_key_uncached(key: &str) -> bool {
     if w.is_empty() || is_pointer_key(key) {
         return false;
     }
-    // A file name's `.key` (`server.key`, `ca.key`): a private key's usual name.
-    let key_file = key.contains('.') && w.last().is_some_and(|l| l == "key");
+    // A file name's `.key` (`server.key`, `ca.key`): a private key's usual name. Not a label
+    // or annotation key's last path segment (`sharding.fluxcd.io/key`): that names a key.
+    let file = key.rsplit('/').next().unwrap_or(key);
+    let key_file = file.len() > 4 && file.to_ascii_lowercase().ends_with(".key");
     let last_word = w
         .last()
         .is_some_and(|l| CREDENTIAL_LAST_WORDS.contains(&l.as_str()));
@@ -290,6 +292,7 @@ mod tests {
             "basicAuth",
             "server.key",
             "ca.key",
+            "example.com/tls.key",
             "sentryDsn",
             "DATABASE_DSN",
             "bearer",
@@ -322,6 +325,8 @@ mod tests {
             "authType",
             "authentication",
             "key.name",
+            "sharding.fluxcd.io/key",
+            "example.com/key",
             "",
         ];
         for k in credentials {

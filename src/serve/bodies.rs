@@ -15,6 +15,7 @@ type Slot<K> = Mutex<Option<(K, Bytes)>>;
 pub struct Bodies {
     report: Slot<FrameKey>,
     metrics: Slot<(FrameKey, i64)>,
+    metrics_text: Slot<(FrameKey, i64)>,
     built: AtomicU64,
 }
 
@@ -26,6 +27,16 @@ impl Bodies {
     /// `second`: the clock second the exposition's ages are computed for.
     pub fn metrics(&self, frame: FrameKey, second: i64, build: impl FnOnce() -> String) -> Bytes {
         self.shared(&self.metrics, (frame, second), build)
+    }
+
+    /// The same exposition in the text format, from [`Bodies::metrics`]'s.
+    pub fn metrics_text(
+        &self,
+        frame: FrameKey,
+        second: i64,
+        build: impl FnOnce() -> String,
+    ) -> Bytes {
+        self.shared(&self.metrics_text, (frame, second), build)
     }
 
     /// Bytes of bodies built so far: what requests cost in memory beyond one shared copy.

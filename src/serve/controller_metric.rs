@@ -56,7 +56,10 @@ mod tests {
             }),
             analyzed_at: jiff::Timestamp::UNIX_EPOCH,
         };
-        let ex = Exposition { docs_base: "d" };
+        let ex = Exposition {
+            docs_base: "d",
+            restores_per_namespace: 50,
+        };
         encode_frame(Some(&frame), jiff::Timestamp::UNIX_EPOCH, &ex)
     }
 

@@ -4,7 +4,7 @@
 //! time an answer may take to be read (`Limits`).
 
 use super::bodies::Bodies;
-use super::metrics::{CONTENT_TYPE, Exposition, encode_frame};
+use super::metrics::{CONTENT_TYPE, Exposition, encode_frame, text_format};
 use super::readiness::Readiness;
 use super::write_deadline::WriteDeadline;
 use crate::pipeline::frame::FrameRx;
@@ -55,6 +55,8 @@ pub struct State {
     /// `/report` answers (`serve --no-report` turns it off: it names restores, objects and
     /// their history to anyone who can reach the port).
     pub report: bool,
+    /// Restores of one namespace exported with series of their own.
+    pub restores_per_namespace: usize,
 }
 
 impl State {
@@ -65,6 +67,7 @@ impl State {
             source,
             limits,
             report: true,
+            restores_per_namespace: super::metrics::DEFAULT_RESTORES_PER_NAMESPACE,
             bodies: Bodies::default(),
             slots: Arc::new(Semaphore::new(limits.max_connections)),
         }
@@ -96,7 +99,13 @@ fn ok_or_unavailable(ok: bool) -> StatusCode {
     }
 }
 
-pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>> {
+/// `accept`: the request's `Accept` header, which picks the exposition format of `/metrics`.
+pub fn route(
+    state: &State,
+    method: &Method,
+    path: &str,
+    accept: Option<&str>,
+) -> Response<Full<Bytes>> {
     const TEXT: &str = "text/plain; charset=utf-8";
     if method != Method::GET && method != Method::HEAD {
         return response(
@@ -110,13 +119,23 @@ pub fn route(state: &State, method: &Method, path: &str) -> Response<Full<Bytes>
     match path {
         "/metrics" => {
             let now = jiff::Timestamp::now();
-            let body = state.bodies.metrics(key, now.as_second(), || {
-                let ex = Exposition {
-                    docs_base: &state.docs_base,
-                };
-                encode_frame(frame.as_deref(), now, &ex)
-            });
-            response(StatusCode::OK, CONTENT_TYPE, body)
+            let openmetrics = || {
+                state.bodies.metrics(key, now.as_second(), || {
+                    let ex = Exposition {
+                        docs_base: &state.docs_base,
+                        restores_per_namespace: state.restores_per_namespace,
+                    };
+                    encode_frame(frame.as_deref(), now, &ex)
+                })
+            };
+            if text_format::wants_openmetrics(accept) {
+                response(StatusCode::OK, CONTENT_TYPE, openmetrics())
+            } else {
+                let body = state.bodies.metrics_text(key, now.as_second(), || {
+                    text_format::from_openmetrics(&String::from_utf8_lossy(&openmetrics()))
+                });
+                response(StatusCode::OK, text_format::CONTENT_TYPE, body)
+            }
         }
         "/healthz" => response(StatusCode::OK, TEXT, "ok\n"),
         "/readyz" => {
@@ -205,7 +224,13 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let limit = state.limits.write_timeout;
     let svc = service_fn(move |req: Request<Incoming>| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(route(&state, req.method(), req.uri().path())) }
+        async move {
+            let accept = req
+                .headers()
+                .get(hyper::header::ACCEPT)
+                .and_then(|v| v.to_str().ok());
+            Ok::<_, Infallible>(route(&state, req.method(), req.uri().path(), accept))
+        }
     });
     let conn = http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())

@@ -3,9 +3,12 @@
 //! that went away has no series in the next scrape. (`encode_frame` adds the process's own
 //! cost, read at the call; `encode_with` is the pure part.)
 
+mod cap;
 mod lifecycle;
 mod process;
+pub mod text_format;
 
+pub use cap::DEFAULT_RESTORES_PER_NAMESPACE;
 pub use process::Cost;
 
 use crate::analysis::{Finding, Report, StepState};
@@ -21,7 +24,7 @@ use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 
-/// The content type `encode` writes.
+/// The content type `encode` writes (`text_format` has the other).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Longest label value kept: names are at most 253 characters, messages are cut here so that
@@ -69,6 +72,11 @@ struct StepLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NamespaceLabels {
+    namespace: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct WatchLabels {
     resource: String,
 }
@@ -89,6 +97,8 @@ struct BuildLabels {
 pub struct Exposition<'a> {
     /// Where `docs/findings.md` is published; each finding links to `<base>#<code>`.
     pub docs_base: &'a str,
+    /// Restores of one namespace that get series of their own (see `cap`).
+    pub restores_per_namespace: usize,
 }
 
 /// The number a step's state is exported as (documented in the README).
@@ -144,10 +154,16 @@ fn restore_label(f: &Finding) -> String {
         .unwrap_or_default()
 }
 
-fn register_findings(reg: &mut Registry, report: &Report, ex: &Exposition) {
+fn register_findings(reg: &mut Registry, report: &Report, kept: &cap::Kept, ex: &Exposition) {
     let findings = Family::<FindingLabels, Gauge>::default();
     let info = Family::<FindingInfoLabels, Gauge>::default();
-    for f in &report.findings {
+    // A restore left out by the cap takes its findings along: they are its series too, and
+    // those with findings are the last to be left out.
+    let exported = report
+        .findings
+        .iter()
+        .filter(|f| f.restore.as_ref().is_none_or(|id| kept.has(id)));
+    for f in exported {
         let (namespace, restore, object) = (
             label(&finding_namespace(f)),
             label(&restore_label(f)),
@@ -189,10 +205,18 @@ fn register_findings(reg: &mut Registry, report: &Report, ex: &Exposition) {
     );
 }
 
-fn register_restores(reg: &mut Registry, report: &Report) {
+fn register_restores(reg: &mut Registry, report: &Report, kept: &cap::Kept) {
     let info = Family::<RestoreInfoLabels, Gauge>::default();
     let steps = Family::<StepLabels, Gauge>::default();
-    for r in &report.restores {
+    let dropped = Family::<NamespaceLabels, Gauge>::default();
+    for (ns, n) in &kept.dropped {
+        dropped
+            .get_or_create(&NamespaceLabels {
+                namespace: label(ns),
+            })
+            .set(i64::try_from(*n).unwrap_or(i64::MAX));
+    }
+    for r in report.restores.iter().filter(|r| kept.has(&r.id)) {
         let (namespace, restore) = (label(&r.id.namespace), label(&r.id.name));
         info.get_or_create(&RestoreInfoLabels {
             namespace: namespace.clone(),
@@ -225,6 +249,13 @@ fn register_restores(reg: &mut Registry, report: &Report) {
         "restorewatch_restore_step",
         "State of each step of each restore: 0 pending, 1 active, 2 done, 3 skipped, 4 failed",
         steps,
+    );
+    reg.register(
+        "restorewatch_restores_not_exported",
+        "RestoreJobs of a namespace left without series of their own (restore, step, duration, \
+         transfer, Velero phase, findings) because the namespace has more than serve \
+         --restores-per-namespace; those with findings, then running, then newest are kept",
+        dropped,
     );
 }
 
@@ -321,12 +352,13 @@ pub fn encode_with(frame: Option<&Frame>, now: Timestamp, ex: &Exposition, cost:
         ready,
     );
     if let Some(frame) = frame {
-        register_findings(&mut reg, &frame.report, ex);
-        register_restores(&mut reg, &frame.report);
+        let kept = cap::choose(&frame.report, ex.restores_per_namespace);
+        register_findings(&mut reg, &frame.report, &kept, ex);
+        register_restores(&mut reg, &frame.report, &kept);
         register_watches(&mut reg, &frame.snapshot, now);
         register_orig(&mut reg, &frame.report);
         super::controller_metric::register(&mut reg, &frame.report);
-        lifecycle::register(&mut reg, &frame.report, &frame.snapshot, now);
+        lifecycle::register(&mut reg, &frame.report, &kept, &frame.snapshot, now);
     }
     let mut out = String::new();
     // Writing into a String cannot fail; an encoder error would only mean a bug in a label.
@@ -388,6 +420,7 @@ mod tests {
 
     const EX: Exposition = Exposition {
         docs_base: "https://docs.example/findings.md",
+        restores_per_namespace: DEFAULT_RESTORES_PER_NAMESPACE,
     };
 
     #[test]

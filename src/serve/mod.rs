@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// and their recent changes to anyone who can reach the port)
     #[arg(long)]
     pub no_report: bool,
+    /// Restores of one namespace exported with series of their own (findings first, then
+    /// running, then newest); the rest are counted in restorewatch_restores_not_exported
+    #[arg(long, value_name = "N", default_value_t = metrics::DEFAULT_RESTORES_PER_NAMESPACE)]
+    pub restores_per_namespace: usize,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
@@ -75,6 +79,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         http::Limits::default(),
     );
     state.report = !args.no_report;
+    state.restores_per_namespace = args.restores_per_namespace;
     let state = Arc::new(state);
     // Scripts and tests read the bound address (port 0 picks one) from this line.
     eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");

@@ -1,6 +1,6 @@
 use super::super::field::Field;
 use super::super::json::{at, bool_at, i64_at, map_at, opt_str, str_at, time_at};
-use super::{Condition, conditions};
+use super::{Condition, conditions, message_at};
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
@@ -175,7 +175,7 @@ impl RestoreJob {
             phase: RjPhase::parse(str_at(v, &["status", "phase"])),
             started_at: time_at(v, &["status", "startedAt"]),
             completed_at: time_at(v, &["status", "completedAt"]),
-            message: opt_str(v, &["status", "message"]).filter(|m| !m.is_empty()),
+            message: message_at(v, &["status", "message"]).filter(|m| !m.is_empty()),
             conditions: conditions(v),
         }
     }

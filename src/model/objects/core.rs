@@ -1,6 +1,7 @@
 use super::super::field::Field;
 use super::super::history::shared as pooled;
 use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
+use super::super::secret_text::redact_message;
 use jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
@@ -213,9 +214,14 @@ impl Event {
             involved,
             type_: opt_str(v, &["type"]).map(word),
             reason: opt_str(v, &["reason"]).map(word),
+            // Redacted before the final cut so a secret is never half shown, on a first cut
+            // that bounds the work a huge message costs.
             message: opt_str(v, &["message"])
                 .or_else(|| opt_str(v, &["note"]))
-                .map(|m| Arc::from(cut(m, EVENT_MESSAGE_MAX))),
+                .map(|m| {
+                    let m = redact_message(cut(m, 2 * EVENT_MESSAGE_MAX));
+                    Arc::from(cut(m, EVENT_MESSAGE_MAX))
+                }),
             count: i64_at(v, &["count"]).known().copied(),
             first: first.or(event_time),
             last,

@@ -15,6 +15,7 @@ pub use virt::{DataVolume, HelmRelease, VirtualMachine, Vmi};
 
 use super::field::Field;
 use super::json::{array_at, opt_str, str_at, time_at};
+use super::secret_text::redact_message;
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -34,6 +35,14 @@ impl Condition {
     }
 }
 
+/// Free text a controller wrote (a message, a failure reason), with the credentials it quoted
+/// hidden: a failed command's line or a connection string often lands in one, and every
+/// output (report, `check`, `/report`, `/metrics`, the dashboard) shows these fields. Nothing
+/// decides on the hidden part, and nothing writes a message back.
+pub(crate) fn message_at(v: &Value, path: &[&str]) -> Option<String> {
+    opt_str(v, path).map(redact_message)
+}
+
 pub(crate) fn conditions(v: &Value) -> Vec<Condition> {
     array_at(v, &["status", "conditions"])
         .iter()
@@ -42,7 +51,7 @@ pub(crate) fn conditions(v: &Value) -> Vec<Condition> {
                 type_: opt_str(c, &["type"])?,
                 status: str_at(c, &["status"]),
                 reason: opt_str(c, &["reason"]),
-                message: opt_str(c, &["message"]),
+                message: message_at(c, &["message"]),
                 last_transition: time_at(c, &["lastTransitionTime"]).known().copied(),
             })
         })

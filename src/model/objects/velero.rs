@@ -1,5 +1,7 @@
 use super::super::field::Field;
 use super::super::json::{array_at, i64_at, opt_str, str_at, time_at};
+use super::message_at;
+use crate::model::secret_text::redact_message;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -27,9 +29,9 @@ impl VeleroRestore {
                 .copied(),
             validation_errors: array_at(v, &["status", "validationErrors"])
                 .iter()
-                .filter_map(|e| e.as_str().map(str::to_string))
+                .filter_map(|e| e.as_str().map(|e| redact_message(e.to_string())))
                 .collect(),
-            failure_reason: opt_str(v, &["status", "failureReason"]),
+            failure_reason: message_at(v, &["status", "failureReason"]),
             errors: i64_at(v, &["status", "errors"]).known().copied(),
             warnings: i64_at(v, &["status", "warnings"]).known().copied(),
         }
@@ -75,7 +77,7 @@ impl DataDownload {
             total_bytes: i64_at(v, &["status", "progress", "totalBytes"])
                 .known()
                 .copied(),
-            message: opt_str(v, &["status", "message"]),
+            message: message_at(v, &["status", "message"]),
             completed_at: time_at(v, &["status", "completionTimestamp"])
                 .known()
                 .copied(),

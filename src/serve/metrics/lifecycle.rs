@@ -5,6 +5,7 @@
 //! an application): the series count grows with the restores in the cluster, never with time
 //! or with what a controller writes into a message.
 
+use super::cap::Kept;
 use super::{FloatGauge, label};
 use crate::analysis::{Driver, Report, RestoreView, split_velero_restores, velero_restores_for};
 use crate::cluster::Snapshot;
@@ -82,9 +83,18 @@ fn duration(r: &RestoreView, now: Timestamp) -> Option<f64> {
     Some(end.duration_since(start).as_secs_f64().max(0.0))
 }
 
-fn register_durations(reg: &mut Registry, report: &Report, now: Timestamp) {
+/// The restores the cap lets through.
+fn exported<'a>(report: &'a Report, kept: &'a Kept) -> impl Iterator<Item = &'a RestoreView> {
+    report
+        .restores
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|r| kept.has(&r.id))
+}
+
+fn register_durations(reg: &mut Registry, report: &Report, kept: &Kept, now: Timestamp) {
     let fam = Family::<DurationLabels, FloatGauge>::default();
-    for r in &report.restores {
+    for r in exported(report, kept) {
         if let Some(secs) = duration(r, now) {
             let RestoreLabels { namespace, restore } = ids(r);
             fam.get_or_create(&DurationLabels {
@@ -104,10 +114,10 @@ fn register_durations(reg: &mut Registry, report: &Report, now: Timestamp) {
     );
 }
 
-fn register_downloads(reg: &mut Registry, report: &Report) {
+fn register_downloads(reg: &mut Registry, report: &Report, kept: &Kept) {
     let done = Family::<RestoreLabels, Gauge>::default();
     let total = Family::<RestoreLabels, Gauge>::default();
-    for r in report.restores.iter().filter(|r| !r.terminal) {
+    for r in exported(report, kept).filter(|r| !r.terminal) {
         let progress: Vec<_> = r
             .disks
             .iter()
@@ -136,13 +146,9 @@ fn register_downloads(reg: &mut Registry, report: &Report) {
     );
 }
 
-fn register_velero_phase(reg: &mut Registry, report: &Report, snapshot: &Snapshot) {
+fn register_velero_phase(reg: &mut Registry, report: &Report, kept: &Kept, snapshot: &Snapshot) {
     let fam = Family::<VeleroPhaseLabels, Gauge>::default();
-    for r in report
-        .restores
-        .iter()
-        .filter(|r| r.driver == Driver::Velero)
-    {
+    for r in exported(report, kept).filter(|r| r.driver == Driver::Velero) {
         // Only this restore's own Velero Restore: a predecessor's is not its phase.
         let candidates = velero_restores_for(snapshot, &r.id.namespace, &r.id.name);
         let Some(v) = split_velero_restores(candidates, r.created).0 else {
@@ -170,9 +176,11 @@ fn register_velero_phase(reg: &mut Registry, report: &Report, snapshot: &Snapsho
     );
 }
 
-fn register_last_success(reg: &mut Registry, report: &Report) {
+fn register_last_success(reg: &mut Registry, report: &Report, kept: &Kept) {
     let mut last: BTreeMap<AppLabels, Timestamp> = BTreeMap::new();
-    for r in report.restores.iter().filter(|r| result(r) == "succeeded") {
+    // Only the exported restores: each names an application of its own choosing, so the
+    // applications are as many as the restores.
+    for r in exported(report, kept).filter(|r| result(r) == "succeeded") {
         let (Some(t), Some(done)) = (&r.target, r.completed_at) else {
             continue;
         };
@@ -198,9 +206,15 @@ fn register_last_success(reg: &mut Registry, report: &Report) {
 }
 
 /// The families above, for one frame.
-pub fn register(reg: &mut Registry, report: &Report, snapshot: &Snapshot, now: Timestamp) {
-    register_durations(reg, report, now);
-    register_downloads(reg, report);
-    register_velero_phase(reg, report, snapshot);
-    register_last_success(reg, report);
+pub fn register(
+    reg: &mut Registry,
+    report: &Report,
+    kept: &Kept,
+    snapshot: &Snapshot,
+    now: Timestamp,
+) {
+    register_durations(reg, report, kept, now);
+    register_downloads(reg, report, kept);
+    register_velero_phase(reg, report, kept, snapshot);
+    register_last_success(reg, report, kept);
 }
