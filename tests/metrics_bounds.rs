@@ -99,6 +99,32 @@ fn a_thousand_restores_stay_within_the_documented_series_and_size_bounds() {
     let longest = lines.iter().map(|l| l.len()).max().unwrap_or(0);
     assert!(longest <= MAX_LINE, "a {longest}-byte series");
 
+    // Every family, as a plain scrape gets it, passes Prometheus's own linter (a gauge named
+    // `_total`, a counter's HELP under the wrong name: issue 27, point 11).
+    let lint = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map(|mut c| {
+            use std::io::Write;
+            let plain = restorewatch::serve::metrics::text_format::from_openmetrics(&text);
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(plain.as_bytes())
+                .expect("written");
+            c.wait_with_output().expect("promtool ends")
+        })
+        .expect("promtool is required (Debian: prometheus; .ci/deps installs it)");
+    assert!(
+        lint.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+
     // The lifecycle families are there for every restore that has them.
     let running = frame.report.restores.iter().filter(|r| !r.terminal).count();
     assert_eq!(
@@ -108,7 +134,7 @@ fn a_thousand_restores_stay_within_the_documented_series_and_size_bounds() {
     );
     for family in [
         "restorewatch_datadownload_bytes_done",
-        "restorewatch_datadownload_bytes_total",
+        "restorewatch_datadownload_bytes_expected",
         "restorewatch_velero_restore_phase",
     ] {
         assert!(

@@ -140,7 +140,7 @@ fn register_downloads(reg: &mut Registry, report: &Report, kept: &Kept) {
         done,
     );
     reg.register(
-        "restorewatch_datadownload_bytes_total",
+        "restorewatch_datadownload_bytes_expected",
         "Bytes the DataDownloads of a running VM restore have to write, all disks together",
         total,
     );
