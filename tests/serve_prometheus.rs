@@ -208,7 +208,13 @@ async fn endpoints_answer_and_refuse_writes() {
         "{metrics}"
     );
     assert!(metrics.contains("restorewatch_ready 1"), "{metrics}");
-    assert!(metrics.trim_end().ends_with("# EOF"));
+    // A client that does not ask for OpenMetrics (this GET, curl, promtool) gets the text
+    // format; Prometheus asks for OpenMetrics and gets it (tests/metrics_scrape_bounds.rs).
+    assert!(!metrics.contains("# EOF"), "{metrics}");
+    assert!(
+        metrics.contains("# TYPE process_cpu_seconds_total counter"),
+        "{metrics}"
+    );
 
     let mut s = TcpStream::connect(&addr).expect("connect");
     write!(s, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n").expect("write");
