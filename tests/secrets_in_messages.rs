@@ -273,3 +273,26 @@ async fn serve_report_and_metrics_carry_no_secret_from_a_message() {
     );
     sim.shutdown().await;
 }
+
+/// What only ends in `key` is not a credential: Flux's shard label `sharding.fluxcd.io/key` on
+/// every Cozystack HelmRelease names a shard, and the YAML view shows it (it was hidden).
+#[test]
+fn a_label_named_like_a_key_is_not_hidden_in_the_yaml_view() {
+    use restorewatch::analysis::ObjRef;
+    use restorewatch::model::Kind;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/velero-restore-stuck/failed-validation.yaml");
+    let (snap, problems) = load_snapshot(&[path]).expect("dump loads");
+    assert!(problems.is_empty(), "{problems:?}");
+    let hr = snap
+        .helm_releases
+        .iter()
+        .next()
+        .map(|h| ObjRef::new(Kind::HelmRelease, &h.meta.namespace, &h.meta.name))
+        .expect("a HelmRelease");
+    let yaml = restorewatch::ui::select::render_yaml(&snap, &hr).expect("its YAML");
+    assert!(
+        yaml.contains("sharding.fluxcd.io/key: tenants"),
+        "the shard label is shown:\n{yaml}"
+    );
+}
