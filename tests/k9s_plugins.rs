@@ -77,29 +77,47 @@ fn run_as_k9s(
         let out = first.output().expect("the plugin's command runs");
         return (out.status, out);
     }
-    let mut child = first
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the plugin's command runs");
-    let mut input = Stdio::from(child.stdout.take().expect("stdout"));
-    let mut last = None;
-    for (i, p) in pipes.iter().enumerate() {
-        let mut c = Command::new(&p[0]);
-        c.args(&p[1..]).env("PATH", path).stdin(input);
-        if i + 1 < pipes.len() {
-            let mut spawned = c.stdout(Stdio::piped()).spawn().expect("a pipe runs");
-            input = Stdio::from(spawned.stdout.take().expect("stdout"));
-            last = Some(spawned);
-        } else {
-            let out = c.output().expect("the last pipe runs");
-            let status = child.wait().expect("the command ends");
-            if let Some(mut l) = last.take() {
-                let _ = l.wait();
-            }
-            return (status, out);
-        }
+    // A pipeline, as k9s builds it: each process's output the next one's input.
+    let mut running = vec![
+        first
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the plugin's command runs"),
+    ];
+    let (last, middle) = pipes.split_last().expect("pipes is not empty");
+    for p in middle {
+        let input = Stdio::from(
+            running
+                .last_mut()
+                .and_then(|c| c.stdout.take())
+                .expect("stdout"),
+        );
+        let c = Command::new(&p[0])
+            .args(&p[1..])
+            .env("PATH", path)
+            .stdin(input)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("a pipe runs");
+        running.push(c);
     }
-    unreachable!("pipes is not empty")
+    let input = Stdio::from(
+        running
+            .last_mut()
+            .and_then(|c| c.stdout.take())
+            .expect("stdout"),
+    );
+    let out = Command::new(&last[0])
+        .args(&last[1..])
+        .env("PATH", path)
+        .stdin(input)
+        .output()
+        .expect("the last pipe runs");
+    let statuses: Vec<_> = running
+        .iter_mut()
+        .map(|c| c.wait().expect("a process ends"))
+        .collect();
+    (statuses[0], out)
 }
 
 /// A directory with stand-ins that record their arguments, one per line-separated NUL list.

@@ -11,8 +11,26 @@ use super::secrets::{REDACTED, is_credential_key};
 /// Substrings without which a text cannot hold a credential this module finds: most strings
 /// (names, timestamps, messages) are passed over without looking further.
 const HINTS: &[&str] = &[
-    "pass", "pwd", "secret", "token", "cred", "key", "auth", "bearer", "dsn", "://", "gh", "glpat",
-    "xox", "akia", "asia",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "cred",
+    "key",
+    "auth",
+    "bearer",
+    "dsn",
+    "://",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "akia",
+    "asia",
 ];
 
 /// Tokens that say what they are by their prefix, and the fewest characters after it that
@@ -29,11 +47,32 @@ const TOKEN_PREFIXES: &[(&str, usize)] = &[
     ("glpat-", 20),
 ];
 
+/// The bytes a hint starts with, either case.
+const HINT_STARTS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < HINTS.len() {
+        let c = HINTS[i].as_bytes()[0];
+        t[c.to_ascii_lowercase() as usize] = true;
+        t[c.to_ascii_uppercase() as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// One pass over the text (every string of every object goes through here): only where a
+/// byte can start a hint are the hints compared.
 fn has_hint(s: &str) -> bool {
     let b = s.as_bytes();
-    HINTS.iter().any(|h| {
-        b.windows(h.len())
-            .any(|w| w.eq_ignore_ascii_case(h.as_bytes()))
+    (0..b.len()).any(|i| {
+        if !HINT_STARTS[b[i] as usize] {
+            return false;
+        }
+        let first = b[i].to_ascii_lowercase();
+        HINTS.iter().any(|h| {
+            let h = h.as_bytes();
+            h[0] == first && b.len() - i >= h.len() && b[i..i + h.len()].eq_ignore_ascii_case(h)
+        })
     })
 }
 
