@@ -106,8 +106,8 @@ fn ownership(o: &Ownership) -> Line {
     }
 }
 
-/// The copy proof's verdict as a line: its names are values, its reasons (which quote names
-/// and phases) cluster text, never our own words.
+/// The copy proof's verdict as a line: its names are values, and its reasons quote names and
+/// phases, so they are written as cluster text, not as our own words (`describe` is plain).
 fn proof_line(proof: &crate::analysis::copy_proof::CopyProof) -> Line {
     use crate::analysis::copy_proof::CopyProof;
     match proof {
