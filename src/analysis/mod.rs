@@ -15,6 +15,7 @@ mod global;
 pub mod history;
 mod orig;
 pub(crate) mod postgres;
+pub mod forecast;
 pub mod preflight;
 pub mod reclaim_policy;
 pub mod report;

@@ -65,9 +65,35 @@ pub fn lines(pf: &Preflight, controller_note: Option<&str>, manifest: Option<&st
         };
         out.push(format!("  {} -> {}: {state}{keeps}", d.disk, d.orig));
     }
-    for p in &pf.predictions {
+    if !pf.steps.is_empty() {
         out.push(format!(
-            "{:<7} {}  {}",
+            "forecast ({}):",
+            if pf.branches.len() > 1 {
+                "the controller's generation is unknown: every branch"
+            } else {
+                "the controller's generation"
+            }
+        ));
+    }
+    for s in &pf.steps {
+        let branch = if pf.branches.len() > 1 {
+            format!("[{}] ", s.branch.as_str())
+        } else {
+            String::new()
+        };
+        out.push(format!("  {branch}{}: {}", s.step, s.what));
+    }
+    for p in &pf.predictions {
+        let when = match (p.step, p.branches.as_slice()) {
+            (None, _) => String::new(),
+            (Some(s), []) => format!(" (at {s})"),
+            (Some(s), b) => format!(
+                " (at {s}, {} controller)",
+                b.iter().map(|x| x.as_str()).collect::<Vec<_>>().join("/")
+            ),
+        };
+        out.push(format!(
+            "{:<7} {}{when}  {}",
             p.severity.as_str().to_uppercase(),
             p.code,
             p.message
