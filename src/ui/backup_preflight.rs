@@ -7,7 +7,6 @@ use super::action_worker::{ActionBackend, WorkerRequest};
 use super::app::{App, Screen};
 use super::backup_list::{self, BackupRow};
 use super::keys::ScreenKind;
-use crate::analysis::controller;
 use crate::analysis::preflight::{preflight, text};
 use crate::cluster::client::Connection;
 use crate::cluster::list_once::Retry;
@@ -121,7 +120,9 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
         .map_err(|e| format!("{e:#}"))?;
     // The read carried the controller's image (one GET beside the lists) into the snapshot.
     let image = listed.controller_image.clone();
-    let generation = controller::of_snapshot(&listed.snapshot);
+    // The generation `check` names: judged from the whole cluster's evidence.
+    let (generation, _) =
+        crate::cli::preflight::generation_as_check(&conn, &listed.snapshot).await;
     let pf = preflight(&listed.snapshot, &rj, generation);
     let note = match &image {
         ControllerImage::Unreadable(e) => Some(e.as_str()),

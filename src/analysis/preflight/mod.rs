@@ -289,9 +289,9 @@ fn analyze_as(snap: &Snapshot, now: jiff::Timestamp, controller: &ControllerGene
     super::assemble(snap, &settings, now, parts.iter(), controller.clone())
 }
 
-/// Every warning and error `analyze` raises on a forecast state that is about this restore,
-/// or that the cluster did not have before it: the same code, message and remedy, with the
-/// first step and the branches where it appears.
+/// Every warning and error `analyze` raises on a forecast state about this restore, or new
+/// and naming it: the same code, message and remedy, with the first step and the branches
+/// where it appears.
 fn judge(
     snap: &Snapshot,
     ctx: &Ctx,
@@ -305,6 +305,7 @@ fn judge(
         .iter()
         .map(|f| (f.code.as_str(), f.objects.as_slice()))
         .collect();
+    let rj_ref = ctx.rj_ref();
     let mut found: Vec<Prediction> = Vec::new();
     for stage in &fc.stages {
         let report = analyze_as(&stage.snapshot, stage.at, controller);
@@ -312,8 +313,11 @@ fn judge(
             if f.severity == Severity::Info {
                 continue;
             }
+            // About this restore; or new, and naming it or no restore at all (two restores
+            // at once, a cluster-wide state it brings about).
             let ours = f.restore.as_ref() == Some(&ctx.id);
-            if !ours && had.contains(&(f.code.as_str(), f.objects.as_slice())) {
+            let names_it = f.restore.is_none() || f.objects.contains(&rj_ref);
+            if !ours && (!names_it || had.contains(&(f.code.as_str(), f.objects.as_slice()))) {
                 continue;
             }
             let code = f.code.as_str();
