@@ -14,6 +14,7 @@
 //! is purged (what the chart renders next is Flux's and CNPG's, not the controller's).
 
 mod cnpg;
+pub mod names;
 mod velero;
 pub mod world;
 
