@@ -10,6 +10,10 @@ use sha2::{Digest, Sha256};
 /// apart) and `suffix`. Never over 63 characters; cut at a character boundary; lowercased,
 /// and with characters a name cannot hold dropped.
 pub fn fit_restore_name(base: &str, suffix: &str) -> String {
+    let asis = format!("{base}{suffix}");
+    if fits(&asis) {
+        return asis;
+    }
     let clean: String = base
         .chars()
         .flat_map(char::to_lowercase)
@@ -45,6 +49,7 @@ mod tests {
     #[test]
     fn a_name_that_fits_is_kept_and_one_that_does_not_is_cut_with_its_hash() {
         assert_eq!(fit_restore_name("restore-1", "-r2"), "restore-1-r2");
+        assert_eq!(fit_restore_name("restore.v1.2", "-r2"), "restore.v1.2-r2");
         let long = "restore-vm-in-place-after-disk-corruption-ticket-4711-2026-12-0x";
         assert_eq!(long.len(), 64);
         let n = fit_restore_name(long, "-r2");

@@ -29,6 +29,8 @@ struct Facts {
     velero_backup: Option<String>,
     /// A predecessor's Velero Restore carries this RestoreJob's owner labels: its phase.
     stale_velero: Option<String>,
+    /// This RestoreJob's own Velero Restore (name, UID): the preparation is behind it.
+    own_velero: Option<(String, String)>,
 }
 
 fn facts(run: &Run) -> Option<Facts> {
@@ -55,8 +57,10 @@ fn facts(run: &Run) -> Option<Facts> {
             .and_then(|b| b.driver_metadata.get("velero.io/backup-name").cloned()),
         stale_velero: ctx
             .stale_velero
-            .or(ctx.velero)
             .map(|v| v.phase.known().cloned().unwrap_or_default()),
+        own_velero: ctx
+            .velero
+            .map(|v| (v.meta.name.clone(), v.meta.uid.clone())),
     })
 }
 
@@ -85,7 +89,10 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         (None, Branch::Guarded, true, Some(app)) => vec![vm_disk_name(app)],
         _ => Vec::new(),
     };
-    let prepares = f.in_place && (vm_instance || !disks.is_empty()) && f.stale_velero.is_none();
+    let prepares = f.in_place
+        && (vm_instance || !disks.is_empty())
+        && f.stale_velero.is_none()
+        && f.own_velero.is_none();
 
     if run.branch == Branch::Guarded {
         let rj = run.rj()?;
@@ -206,7 +213,9 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
     let refused = label_value("the RestoreJob's name as a label value", &name)
         .and_then(|_| label_value("the namespace as a label value", &ns))
         .and_then(|_| dns_subdomain("the resource-modifier ConfigMap's name", &cm));
-    if let Err(e) = refused {
+    if let Err(e) = refused
+        && f.own_velero.is_none()
+    {
         run.fail(
             "velero-restore",
             format!(
@@ -215,13 +224,16 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         );
         return None;
     }
-    let restore = run
-        .world
-        .create_velero_restore(&ns, &name, f.velero_backup.as_deref());
-    run.stage(
-        "velero-restore",
-        format!("Velero Restore {} created", restore.0),
-    );
+    let restore = match &f.own_velero {
+        Some(own) => own.clone(),
+        None => {
+            let r = run
+                .world
+                .create_velero_restore(&ns, &name, f.velero_backup.as_deref());
+            run.stage("velero-restore", format!("Velero Restore {} created", r.0));
+            r
+        }
+    };
 
     // From here on it is Velero's: assumed to complete (a failure is not knowable before).
     let vm = match (vm_instance, &f.app) {
@@ -229,7 +241,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         _ => None,
     };
     let mut releases: Vec<String> = Vec::new();
-    if prepares {
+    if prepares || (f.own_velero.is_some() && f.in_place && (vm_instance || !disks.is_empty())) {
         if let Some(v) = &vm {
             releases.push(v.clone());
         }
