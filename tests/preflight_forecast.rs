@@ -17,7 +17,13 @@ fn steps(doc: &Value) -> Vec<String> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|s| format!("{}:{}", s["branch"].as_str().unwrap_or(""), s["step"].as_str().unwrap_or("")))
+                .map(|s| {
+                    format!(
+                        "{}:{}",
+                        s["branch"].as_str().unwrap_or(""),
+                        s["step"].as_str().unwrap_or("")
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -36,7 +42,10 @@ async fn a_64_character_name_is_predicted_to_fail_after_the_disks_were_renamed()
     let failed = prediction(&doc, "restore-failed").expect("the failure predicted");
     assert_eq!(failed["step"], "velero-restore", "{failed}");
     assert!(
-        failed["message"].as_str().unwrap().contains("over the label-value limit of 63"),
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the label-value limit of 63"),
         "{failed}"
     );
     let s = steps(&doc);
@@ -74,11 +83,10 @@ async fn one_option_of_the_wrong_type_is_the_malformed_options_check_raises() {
         "{p}"
     );
     assert!(
-        doc["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["what"].as_str().unwrap_or("").contains("no recoveryTime: the latest point")),
+        doc["steps"].as_array().unwrap().iter().any(|s| s["what"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no recoveryTime: the latest point")),
         "the point-in-time target is dropped: {doc:#}"
     );
     sim.stop().await;
@@ -154,9 +162,14 @@ async fn under_a_guarded_controller_a_vmdisk_with_a_taken_orig_name_is_refused_b
     assert_eq!(code, 1, "{doc:#}");
     let failed = prediction(&doc, "restore-failed").expect("the refusal predicted");
     assert_eq!(failed["step"], "validate", "{failed}");
-    assert!(failed["message"].as_str().unwrap().contains(&orig), "{failed}");
     assert!(
-        !steps(&doc).iter().any(|s| s.ends_with(":keep-disks") || s.ends_with(":suspend-releases")),
+        failed["message"].as_str().unwrap().contains(&orig),
+        "{failed}"
+    );
+    assert!(
+        !steps(&doc)
+            .iter()
+            .any(|s| s.ends_with(":keep-disks") || s.ends_with(":suspend-releases")),
         "nothing suspended or renamed: {doc:#}"
     );
     sim.stop().await;
@@ -173,7 +186,13 @@ async fn under_a_guarded_controller_a_vmdisk_with_a_taken_orig_name_is_refused_b
         .iter()
         .find(|s| s["step"] == "keep-disks")
         .expect("the disk is kept");
-    assert!(kept["what"].as_str().unwrap().contains(&format!("{DISK} kept as {orig}")), "{kept}");
+    assert!(
+        kept["what"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{DISK} kept as {orig}")),
+        "{kept}"
+    );
     sim.stop().await;
 }
 
@@ -206,14 +225,19 @@ async fn preflight_names_the_generation_check_names_from_another_namespaces_evid
     let mut objs = vm_objects();
     objs.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant-b"}}));
     // A guarded controller's -orig PVC in another namespace: the only evidence there is.
-    let mut orig = foreign_orig("vm-disk-x-orig-de3e", Some("5c96b3b8-0000-4000-8000-0000000000bb"));
+    let mut orig = foreign_orig(
+        "vm-disk-x-orig-de3e",
+        Some("5c96b3b8-0000-4000-8000-0000000000bb"),
+    );
     orig["metadata"]["namespace"] = json!("tenant-b");
     orig["x-writer"] = json!("backup-controller");
     objs.push(orig);
     let sim = Cluster::start(objs).await;
     let check = sim.check().await;
     assert_eq!(check["controller"]["generation"], "guarded", "{check:#}");
-    let (_, doc) = sim.preflight_file(&rj_manifest("restore-2", json!({}))).await;
+    let (_, doc) = sim
+        .preflight_file(&rj_manifest("restore-2", json!({})))
+        .await;
     assert_eq!(
         doc["controller"]["generation"], check["controller"]["generation"],
         "{doc:#}"

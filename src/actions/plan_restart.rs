@@ -13,9 +13,9 @@ use super::plan::{ActionRequest, Plan, Refusal, list_ref, refuse, restore_target
 use crate::analysis::ObjRef;
 use crate::analysis::codes::Severity;
 use crate::analysis::controller;
+use crate::analysis::forecast::names::fit_restore_name;
 use crate::analysis::preflight::{Prediction, Preflight, preflight};
 use crate::cluster::Snapshot;
-use crate::analysis::forecast::names::fit_restore_name;
 use crate::model::names::{ANN_RESTARTED_FROM, VELERO_NAMESPACE};
 use crate::model::objects::RestoreJob;
 use crate::model::{Kind, Obj};
@@ -225,8 +225,7 @@ fn is_the_old_one_running(x: &Prediction, old: &ObjRef, new: &ObjRef, old_name: 
         }
         "restore-failed" => {
             !x.branches.is_empty()
-                && x
-                    .message
+                && x.message
                     .contains(&format!("ConcurrentRestore: RestoreJob {old_name} "))
         }
         _ => false,

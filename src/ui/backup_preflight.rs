@@ -7,11 +7,11 @@ use super::action_worker::{ActionBackend, WorkerRequest};
 use super::app::{App, Screen};
 use super::backup_list::{self, BackupRow};
 use super::keys::ScreenKind;
+use crate::analysis::forecast::names::fit_restore_name;
 use crate::analysis::preflight::{preflight, text};
 use crate::cluster::client::Connection;
 use crate::cluster::list_once::Retry;
 use crate::cluster::restore_scope::{ControllerImage, read_restore_scope};
-use crate::analysis::forecast::names::fit_restore_name;
 use crate::model::{AnyObject, parse_object};
 use serde_json::Value;
 
@@ -117,8 +117,7 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
     // The read carried the controller's image (one GET beside the lists) into the snapshot.
     let image = listed.controller_image.clone();
     // The generation `check` names: judged from the whole cluster's evidence.
-    let (generation, _) =
-        crate::cli::preflight::generation_as_check(&conn, &listed.snapshot).await;
+    let (generation, _) = crate::cli::preflight::generation_as_check(&conn, &listed.snapshot).await;
     let pf = preflight(&listed.snapshot, &rj, generation);
     let note = match &image {
         ControllerImage::Unreadable(e) => Some(e.as_str()),

@@ -202,19 +202,18 @@ impl Run {
             crate::model::objects::RjPhase::Failed,
             Some(message.clone()),
         );
-        self.stage(step, format!("the controller fails the RestoreJob: {message}"));
+        self.stage(
+            step,
+            format!("the controller fails the RestoreJob: {message}"),
+        );
     }
 
     pub fn running(&mut self) {
         let (ns, name) = (self.ns.clone(), self.name.clone());
         let phase = self.rj().map(|r| r.phase.clone());
         if phase != Some(crate::model::objects::RjPhase::Running) {
-            self.world.set_phase(
-                &ns,
-                &name,
-                crate::model::objects::RjPhase::Running,
-                None,
-            );
+            self.world
+                .set_phase(&ns, &name, crate::model::objects::RjPhase::Running, None);
         }
     }
 }

@@ -8,8 +8,8 @@ use crate::analysis::Settings;
 use crate::analysis::ctx::Ctx;
 use crate::model::k8s_names::{dns_subdomain, label_value};
 use crate::model::names::{
-    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, MAX_NAME_LEN, orig_pvc_name,
-    vm_disk_name, vm_instance_release,
+    ANN_ORIGINAL_RECLAIM_POLICY, ANN_RESTORE_JOB_UID, MAX_NAME_LEN, orig_pvc_name, vm_disk_name,
+    vm_instance_release,
 };
 use crate::model::objects::RjPhase;
 use crate::model::{Field, Kind};
@@ -113,9 +113,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
                 {
                     run.fail(
                         "validate",
-                        format!(
-                            "PVC {orig} already exists and does not belong to this RestoreJob"
-                        ),
+                        format!("PVC {orig} already exists and does not belong to this RestoreJob"),
                     );
                     return None;
                 }
@@ -134,7 +132,10 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         }
     }
     run.running();
-    run.stage("validate", "the controller starts the restore (Running)".into());
+    run.stage(
+        "validate",
+        "the controller starts the restore (Running)".into(),
+    );
     if let Some(phase) = &f.stale_velero {
         // The controller looks its Velero Restore up by the owner labels first: one left by a
         // RestoreJob of the same name is taken for this one's, and every step is skipped.
@@ -148,7 +149,11 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         }
         return Some(format!(
             "a predecessor's Velero Restore ({}) carries this RestoreJob's owner labels: the controller waits on it instead of restoring",
-            if phase.is_empty() { "no phase" } else { phase.as_str() }
+            if phase.is_empty() {
+                "no phase"
+            } else {
+                phase.as_str()
+            }
         ));
     }
 
@@ -259,8 +264,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         &releases,
         vm.as_deref(),
     );
-    run.world
-        .set_phase(&ns, &name, RjPhase::Succeeded, None);
+    run.world.set_phase(&ns, &name, RjPhase::Succeeded, None);
     run.stage(
         "velero-completed",
         format!(
@@ -315,7 +319,10 @@ fn keep_disks(run: &mut Run, disks: &[String]) -> Option<String> {
                         &name2,
                         "Warning",
                         "PrepareForRestore",
-                        &format!("Failed to keep old PVC {d}: -orig name is {} characters", orig.len()),
+                        &format!(
+                            "Failed to keep old PVC {d}: -orig name is {} characters",
+                            orig.len()
+                        ),
                     );
                     said.push(format!("{d} not kept (its -orig name is too long)"));
                     continue;
@@ -327,7 +334,9 @@ fn keep_disks(run: &mut Run, disks: &[String]) -> Option<String> {
             if !ours {
                 // Unguarded: "already kept", returned without a word (dump 02-b). The guarded
                 // branch refused before this point.
-                said.push(format!("{d} not kept: {orig} already exists (skipped silently)"));
+                said.push(format!(
+                    "{d} not kept: {orig} already exists (skipped silently)"
+                ));
                 continue;
             }
         }
@@ -351,7 +360,11 @@ fn keep_disks(run: &mut Run, disks: &[String]) -> Option<String> {
         run.world.retain_pv(&pv, guard);
         let uid_text = run.uid.clone();
         let created = if run.world.snap.pvcs.get(&ns, &orig).is_some() {
-            run.world.snap.pvcs.get(&ns, &orig).map(|p| p.meta.uid.clone())
+            run.world
+                .snap
+                .pvcs
+                .get(&ns, &orig)
+                .map(|p| p.meta.uid.clone())
         } else {
             run.world.create_orig(
                 &ns,

@@ -204,7 +204,10 @@ impl World {
             let old = old.clone();
             p.meta.annotations = with_annotations(
                 &p.meta,
-                [(crate::model::names::ANN_ORIGINAL_RECLAIM_POLICY, old.as_str())],
+                [(
+                    crate::model::names::ANN_ORIGINAL_RECLAIM_POLICY,
+                    old.as_str(),
+                )],
             );
         }
         p.spec.reclaim_policy = Field::Known("Retain".into());
@@ -240,10 +243,7 @@ impl World {
         let mut spec = serde_json::Map::new();
         spec.insert("accessModes".into(), json!(src.access_modes));
         if let Some(r) = &src.request {
-            spec.insert(
-                "resources".into(),
-                json!({"requests": {"storage": r}}),
-            );
+            spec.insert("resources".into(), json!({"requests": {"storage": r}}));
         }
         if let Some(c) = &src.storage_class {
             spec.insert("storageClassName".into(), json!(c));

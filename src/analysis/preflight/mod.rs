@@ -15,12 +15,12 @@ mod postgres;
 pub mod text;
 mod vm;
 
-use super::forecast::{self, Branch};
-use super::{Report, Settings};
 use super::codes::Severity;
 use super::controller::ControllerGeneration;
 use super::ctx::Ctx;
+use super::forecast::{self, Branch};
 use super::report::{Driver, ObjRef, RestoreId, TargetRef};
+use super::{Report, Settings};
 use crate::model::objects::{RestoreJob, RjPhase};
 use crate::model::snapshot::Snapshot;
 use crate::model::{Kind, Obj};

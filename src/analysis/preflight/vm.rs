@@ -8,9 +8,7 @@ use crate::analysis::controller::Generation;
 use crate::analysis::ctx::Ctx;
 use crate::analysis::disks::pv_of;
 use crate::analysis::report::ObjRef;
-use crate::model::names::{
-    MAX_NAME_LEN, orig_pvc_name,
-};
+use crate::model::names::{MAX_NAME_LEN, orig_pvc_name};
 use crate::model::ownership::{OrigOwner, OrigRelation, orig_owner, orig_relation};
 use crate::model::{Field, Kind};
 
