@@ -45,7 +45,7 @@ async fn a_64_character_name_is_predicted_to_fail_after_the_disks_were_renamed()
         failed["message"]
             .as_str()
             .unwrap()
-            .contains("over the label-value limit of 63"),
+            .contains("must be no more than 63 bytes"),
         "{failed}"
     );
     let s = steps(&doc);

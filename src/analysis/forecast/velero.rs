@@ -221,10 +221,16 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
     if let Err(e) = refused
         && f.own_velero.is_none()
     {
+        // The API server's own words where the recorded run has them (dump 08-b).
+        let why = if name.len() > crate::model::k8s_names::MAX_LABEL_LEN {
+            format!("metadata.labels: Invalid value: {name:?}: must be no more than 63 bytes")
+        } else {
+            e.to_string()
+        };
         run.fail(
             "velero-restore",
             format!(
-                "failed to create Velero Restore: failed to create resourceModifiers ConfigMap: ConfigMap {cm:?} is invalid: {e}"
+                "failed to create Velero Restore: failed to create resourceModifiers ConfigMap: failed to create resourceModifiers ConfigMap: ConfigMap {cm:?} is invalid: {why}"
             ),
         );
         return None;
