@@ -253,3 +253,6 @@ pub(crate) fn restore_ahead(snap: &Snapshot, rj: &Arc<Obj<RestoreJob>>) -> Optio
     }
     first.map(|f| f.meta.name.clone())
 }
+
+#[cfg(test)]
+mod tests;
