@@ -78,16 +78,28 @@ async fn under_a_guarded_controller_a_taken_name_fails_the_restore_instead_of_lo
         .preflight_file(&rj_manifest("restore-test", json!({})))
         .await;
     assert_eq!(doc["controller"]["generation"], "guarded", "{doc:#}");
+    // The same finding `check` raises on the RestoreJob once created (one judge), phrased
+    // for the guarded controller: nothing is lost, the restore fails before it starts.
     let p = prediction(&doc, "orig-pvc-foreign").expect("taken name predicted");
-    assert_eq!(p["severity"], "warning");
+    assert_eq!(p["severity"], "error");
     assert!(
         p["message"]
             .as_str()
             .unwrap()
-            .contains("will fail the RestoreJob before halting anything"),
+            .contains("fails the RestoreJob before it suspends or halts anything"),
         "{p}"
     );
-    assert_eq!(code, 0, "nothing is lost, the restore fails: {doc:#}");
+    let failed = prediction(&doc, "restore-failed").expect("the refusal predicted");
+    assert_eq!(failed["step"], "validate", "{failed}");
+    assert!(
+        doc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["step"] != "halt-vm"),
+        "nothing halted: {doc:#}"
+    );
+    assert_eq!(code, 1, "{doc:#}");
     // The text says the generation and its evidence.
     let (_, text) = sim
         .preflight_text(&rj_manifest("restore-test", json!({})))
@@ -191,7 +203,11 @@ async fn a_running_restore_whose_name_hashes_the_same_collides_only_while_it_run
         .preflight_file(&rj_manifest("restore-2", json!({})))
         .await;
     assert_eq!(code, 0, "{doc:#}");
-    assert!(prediction(&doc, "orig-hash-collision").is_none());
+    // check still warns that the two share a hash (its rule, not an error): so does preflight.
+    assert!(
+        prediction(&doc, "orig-hash-collision").is_none_or(|p| p["severity"] == "warning"),
+        "{doc:#}"
+    );
     sim.stop().await;
 }
 
@@ -203,10 +219,12 @@ async fn a_running_vm_is_said_to_be_halted_and_keep_original_false_loses_the_dis
     let (code, doc) = sim
         .preflight_file(&rj_manifest("restore-2", json!({"keepOriginalPVC": false})))
         .await;
-    assert_eq!(code, 1, "{doc:#}");
+    // keep-original-disabled with check's severity (a warning: the operator chose it).
+    assert_eq!(code, 0, "{doc:#}");
     let halt = prediction(&doc, "vm-will-halt").expect("halt said");
     assert_eq!(halt["severity"], "info");
     let keep = prediction(&doc, "keep-original-disabled").expect("loss said");
+    assert_eq!(keep["severity"], "warning");
     assert!(keep["message"].as_str().unwrap().contains("vm-disk-data"));
     sim.stop().await;
 

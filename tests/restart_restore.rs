@@ -103,7 +103,7 @@ async fn leaving_the_old_restore_running_accepts_only_that_restore_and_every_oth
     let (code, out) = restart(&sim, &["--leave-old-running", "--yes"]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("concurrent-restores: RestoreJob restore-other (Running)"),
+        out.contains("concurrent-restores: 3 restores run at once on VMInstance vm1 in tenant-a: restore-other"),
         "{out}"
     );
     assert_eq!(kubectl_state(&sim).await, before, "nothing written");
@@ -148,7 +148,8 @@ async fn a_running_restore_left_running_by_choice_is_restarted_once_and_a_rerun_
         "{out}"
     );
     assert!(
-        out.contains("you chose to leave RestoreJob restore-test running (Running): two restores of VMInstance vm1 will run at once, and the controller does not lock them against each other"),
+        out.contains("you chose to leave RestoreJob restore-test running (Running): two restores of VMInstance vm1 will run at once; a controller before the fixes does not lock them against each other")
+            && out.contains("a newer one fails the new RestoreJob (ConcurrentRestore) while the old one runs"),
         "{out}"
     );
     assert_eq!(

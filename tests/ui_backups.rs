@@ -94,7 +94,10 @@ async fn a_on_a_backup_shows_the_fresh_preflight_of_a_restore_from_it_and_the_ma
     );
     insta::assert_snapshot!("backup_preflight_120x40", screen.clone());
 
-    // The manifest to apply, under the name the preflight was about.
+    // The manifest to apply, under the name the preflight was about, below the forecast's
+    // steps: the screen scrolls to it.
+    press(&mut a, KeyCode::End);
+    let screen = render(&a);
     assert!(screen.contains("manifest to apply"), "{screen}");
     assert!(
         screen.contains("\"name\": \"restore-vm1-backup\""),

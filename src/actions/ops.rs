@@ -61,12 +61,14 @@ pub enum Op {
     /// `spec.suspend=false` (merge patch, resourceVersion).
     ResumeRelease { namespace: String, name: String },
     /// Create a RestoreJob (`restart-restore`): the old one's spec under a fresh name, marked
-    /// with the old one's UID.
+    /// with the old one's UID. The spec is not in the plan: the write reads RestoreJob `from`
+    /// fresh (its UID must still be `restarted_from`) and copies its spec as the API server
+    /// holds it, never restorewatch's redacted copy.
     CreateRestoreJob {
         namespace: String,
         name: String,
         restarted_from: String,
-        spec: serde_json::Value,
+        from: String,
     },
 }
 
@@ -208,8 +210,13 @@ impl Op {
                 format!("resume HelmRelease {namespace}/{name} (spec.suspend=false)")
             }
             Op::CreateRestoreJob {
-                namespace, name, ..
-            } => format!("create RestoreJob {namespace}/{name} with the same spec"),
+                namespace,
+                name,
+                from,
+                ..
+            } => format!(
+                "create RestoreJob {namespace}/{name} with the spec of {from} exactly as the API server holds it (read fresh at the write)"
+            ),
         }
     }
 

@@ -2,28 +2,36 @@
 //! finished RestoreJob again, and re-creating one under the same name meets its predecessor's
 //! `-orig` PVCs and Velero Restore; so the plan picks a fresh name whose `-orig` names are free,
 //! whose hash collides with no running restore and that no Velero Restore claims, and creates it
-//! only when the preflight of the new RestoreJob is clean.
+//! only when the preflight of the new RestoreJob is clean. Every name it tries fits every limit
+//! the API server and the controller put on it (a label value: 63 characters), cut short with
+//! a hash when the old name leaves no room. The new RestoreJob's spec is never taken from what
+//! restorewatch stores (redacted for display): the write reads the old RestoreJob fresh from
+//! the API and copies its spec as the server holds it.
 
 use super::ops::Op;
 use super::plan::{ActionRequest, Plan, Refusal, list_ref, refuse, restore_target};
 use crate::analysis::ObjRef;
 use crate::analysis::codes::Severity;
 use crate::analysis::controller;
+use crate::analysis::forecast::names::fit_restore_name;
 use crate::analysis::preflight::{Prediction, Preflight, preflight};
 use crate::cluster::Snapshot;
-use crate::model::names::{ANN_RESTARTED_FROM, MAX_NAME_LEN, VELERO_NAMESPACE};
+use crate::model::names::{ANN_RESTARTED_FROM, VELERO_NAMESPACE};
 use crate::model::objects::RestoreJob;
-use crate::model::{AnyObject, Kind, Obj, parse_object};
-use serde_json::{Value, json};
+use crate::model::{Kind, Obj};
 use std::sync::Arc;
 
-/// Predictions a different name avoids: the next candidate is tried instead.
+/// Predictions a different name avoids: when one of them is among a candidate's, the next
+/// candidate is tried (what comes with them, a disk not kept or a refusal, goes with them).
 const NAME_BOUND: &[&str] = &[
     "orig-pvc-foreign",
     "orig-hash-collision",
     "velero-restore-stale",
     "restore-job-exists",
     "restore-job-running",
+    "restore-name-not-label-value",
+    "restore-name-invalid",
+    "orig-name-too-long",
 ];
 
 /// How many suffixes are tried before giving up.
@@ -70,23 +78,24 @@ pub(super) fn plan_restart(
         ));
     }
     let old_ref = ObjRef::new(Kind::RestoreJob, &ns, &old.meta.name);
-    let spec = spec_of(old);
     let controller = controller::of_snapshot(snap);
     let mut skipped = Vec::new();
     for name in candidates(&old.meta.name) {
-        let Some(proposed) = proposed(&ns, &name, &old.meta.uid, &spec) else {
-            continue;
-        };
+        let proposed = proposed(old, &name);
         let forecast = preflight(snap, &proposed, controller.clone());
         // The one prediction leaving the old restore running was chosen to accept: that
         // restore, and only it, still restoring the same application.
-        let accepted = |x: &Prediction| left_running && is_the_old_one_running(x, &old_ref);
+        let new_ref = ObjRef::new(Kind::RestoreJob, &ns, &name);
+        let accepted = |x: &Prediction| {
+            left_running && is_the_old_one_running(x, &old_ref, &new_ref, &old.meta.name)
+        };
         let blocking: Vec<_> = forecast
             .predictions
             .iter()
             .filter(|x| x.severity > Severity::Info && !accepted(x))
             .collect();
-        if blocking.iter().any(|x| !NAME_BOUND.contains(&x.code)) || !forecast.unknown.is_empty() {
+        let name_bound = blocking.iter().any(|x| NAME_BOUND.contains(&x.code));
+        if (!blocking.is_empty() && !name_bound) || !forecast.unknown.is_empty() {
             return refuse(format!(
                 "the preflight of a new RestoreJob {name} is not clean: {}",
                 problems(&forecast, accepted)
@@ -98,6 +107,9 @@ pub(super) fn plan_restart(
                 blocking
                     .iter()
                     .map(|x| x.code)
+                    .filter(|c| NAME_BOUND.contains(c))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
@@ -111,7 +123,7 @@ pub(super) fn plan_restart(
             namespace: ns.clone(),
             name,
             restarted_from: old.meta.uid.clone(),
-            spec,
+            from: old.meta.name.clone(),
         });
         return Ok(());
     }
@@ -122,7 +134,8 @@ pub(super) fn plan_restart(
     ))
 }
 
-/// `restore-1` -> `restore-1-r2`, `restore-1-r3`, ...; `restore-1-r2` -> `restore-1-r3`, ...
+/// `restore-1` -> `restore-1-r2`, `restore-1-r3`, ...; `restore-1-r2` -> `restore-1-r3`, ...;
+/// each fitted to 63 characters (`fit_restore_name`).
 fn candidates(old: &str) -> impl Iterator<Item = String> {
     let (base, from) = match old.rsplit_once("-r") {
         Some((b, n)) if !b.is_empty() && n.parse::<u32>().is_ok_and(|n| n >= 2) => {
@@ -130,29 +143,24 @@ fn candidates(old: &str) -> impl Iterator<Item = String> {
         }
         _ => (old.to_string(), 2),
     };
-    (from..from + CANDIDATES)
-        .map(move |n| format!("{base}-r{n}"))
-        .filter(|n| n.len() <= MAX_NAME_LEN)
+    (from..from + CANDIDATES).map(move |n| fit_restore_name(&base, &format!("-r{n}")))
 }
 
-fn spec_of(old: &Obj<RestoreJob>) -> Value {
-    serde_json::from_str::<Value>(&old.text())
-        .ok()
-        .and_then(|v| v.get("spec").cloned())
-        .unwrap_or_else(|| json!({}))
-}
-
-fn proposed(ns: &str, name: &str, from: &str, spec: &Value) -> Option<Arc<Obj<RestoreJob>>> {
-    let v = json!({
-        "apiVersion": Kind::RestoreJob.info().api_version(),
-        "kind": "RestoreJob",
-        "metadata": {"name": name, "namespace": ns, "annotations": {ANN_RESTARTED_FROM: from}},
-        "spec": spec,
-    });
-    match parse_object(v) {
-        Ok(AnyObject::RestoreJob(rj)) => Some(rj),
-        _ => None,
-    }
+/// The new RestoreJob as the preflight judges it: the old one's spec (as parsed, never its
+/// display text) under the new name, not created yet.
+fn proposed(old: &Arc<Obj<RestoreJob>>, name: &str) -> Arc<Obj<RestoreJob>> {
+    let mut rj = (**old).clone();
+    rj.meta.name = name.to_string();
+    rj.meta.uid = String::new();
+    rj.meta.created = None;
+    rj.meta.deleted = None;
+    rj.meta.generate_name = None;
+    rj.spec.phase = crate::model::objects::RjPhase::New;
+    rj.spec.started_at = crate::model::Field::Missing;
+    rj.spec.completed_at = crate::model::Field::Missing;
+    rj.spec.message = None;
+    rj.spec.conditions.clear();
+    Arc::new(rj)
 }
 
 fn problems(f: &Preflight, accepted: impl Fn(&Prediction) -> bool) -> String {
@@ -205,10 +213,23 @@ fn phase_of(rj: &Obj<RestoreJob>) -> &str {
     }
 }
 
-/// The preflight's `concurrent-restores` about the old RestoreJob alone: a third restore of
-/// the same application is still a refusal.
-fn is_the_old_one_running(x: &Prediction, old: &ObjRef) -> bool {
-    x.code == "concurrent-restores" && x.objects.len() == 1 && x.objects[0] == *old
+/// What leaving the old RestoreJob running was chosen to accept: the two restores of the
+/// application at once (`concurrent-restores` naming the old one and the new one only), and,
+/// where only one controller branch does it, the newer controller refusing the new one while
+/// the old one runs (`ConcurrentRestore`). A third restore, or a refusal under every branch
+/// the generation leaves open, is still a refusal.
+fn is_the_old_one_running(x: &Prediction, old: &ObjRef, new: &ObjRef, old_name: &str) -> bool {
+    match x.code {
+        "concurrent-restores" => {
+            x.objects.contains(old) && x.objects.iter().all(|o| o == old || o == new)
+        }
+        "restore-failed" => {
+            !x.branches.is_empty()
+                && x.message
+                    .contains(&format!("ConcurrentRestore: RestoreJob {old_name} "))
+        }
+        _ => false,
+    }
 }
 
 /// What leaving the old RestoreJob running means, said plainly in the plan.
@@ -218,8 +239,46 @@ fn leave_notes(p: &mut Plan, old: &Obj<RestoreJob>, f: &Preflight) {
         |t| format!("{} {}", t.kind, t.name),
     );
     p.notes.push(format!(
-        "you chose to leave RestoreJob {} running ({}): two restores of {app} will run at once, and the controller does not lock them against each other. each may halt it, keep and replace its disks without regard to the other, so what the application holds afterwards depends on the order in which they happen to run. Deleting the old one later undoes nothing it already did",
+        "you chose to leave RestoreJob {} running ({}): two restores of {app} will run at once; a controller before the fixes does not lock them against each other (each may halt it, keep and replace its disks without regard to the other, so what the application holds afterwards depends on the order in which they happen to run), and a newer one fails the new RestoreJob (ConcurrentRestore) while the old one runs. Deleting the old one later undoes nothing it already did",
         old.meta.name,
         phase_of(old)
     ));
+}
+
+/// Why the old RestoreJob's spec could not be copied at the write.
+pub(super) enum SpecRead {
+    Api(kube::Error),
+    /// It is gone or is another object now.
+    Changed(String),
+}
+
+/// The spec of RestoreJob `namespace/name` as the API server holds it now (a GET, no cache,
+/// no redaction), only while its UID is still `uid` (the one the plan judged).
+pub(super) async fn fresh_spec(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Result<serde_json::Value, SpecRead> {
+    let r = ObjRef::new(Kind::RestoreJob, namespace, name);
+    let Some(obj) = super::fresh::api_for(client, &r)
+        .get_opt(name)
+        .await
+        .map_err(SpecRead::Api)?
+    else {
+        return Err(SpecRead::Changed(format!(
+            "RestoreJob {namespace}/{name} is gone: its spec cannot be copied"
+        )));
+    };
+    if obj.metadata.uid.as_deref() != Some(uid) {
+        return Err(SpecRead::Changed(format!(
+            "RestoreJob {namespace}/{name} is another object now (UID {}, not {uid}): its spec is not copied",
+            obj.metadata.uid.as_deref().unwrap_or("none")
+        )));
+    }
+    Ok(obj
+        .data
+        .get("spec")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({})))
 }

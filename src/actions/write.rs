@@ -193,8 +193,16 @@ pub(super) async fn apply(
             namespace,
             name,
             restarted_from,
-            spec,
+            from,
         } => {
+            // The spec from a fresh, unredacted read of the old RestoreJob (issue 27.1): the
+            // stored copy is redacted for display and must never reach a write.
+            let spec = super::plan_restart::fresh_spec(client, namespace, from, restarted_from)
+                .await
+                .map_err(|e| match e {
+                    super::plan_restart::SpecRead::Api(e) => classify(op, e),
+                    super::plan_restart::SpecRead::Changed(why) => WriteError::Other(why),
+                })?;
             let body = json!({
                 "apiVersion": Kind::RestoreJob.info().api_version(),
                 "kind": "RestoreJob",

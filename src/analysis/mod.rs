@@ -11,6 +11,7 @@ pub mod copy_proof;
 pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
+pub mod forecast;
 mod global;
 pub mod history;
 mod orig;

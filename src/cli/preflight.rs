@@ -127,7 +127,10 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
     };
     // The read carried the controller's image (one GET beside the lists) into the snapshot.
     let image = listed.controller_image.clone();
-    let generation = controller::of_snapshot(&listed.snapshot);
+    let (generation, note) = generation_as_check(&conn, &listed.snapshot).await;
+    if let Some(n) = note {
+        eprintln!("restorewatch: {n}");
+    }
     let pf = preflight(&listed.snapshot, &rj, generation);
     match args.output {
         Format::Json => {
@@ -144,6 +147,52 @@ pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
         Format::Text => print_text(&pf, &image, manifest.as_deref()),
     }
     Ok(pf.exit_code())
+}
+
+/// The controller's generation as `check` judges it: from the evidence the whole cluster holds
+/// (the `-orig` PVCs, their PVs and the RestoreJobs of every namespace, and the controller's
+/// image), not only the restore's namespace, so that preflight and check name the same
+/// generation at the same moment. When the cluster-wide lists are refused, the namespace's
+/// evidence is used and the note says so.
+pub async fn generation_as_check(
+    conn: &crate::cluster::client::Connection,
+    scoped: &crate::model::snapshot::Snapshot,
+) -> (controller::ControllerGeneration, Option<String>) {
+    use crate::cluster::list_once::list_kind;
+    use crate::model::Kind;
+    let mut wide = scoped.clone();
+    for kind in [
+        Kind::RestoreJob,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+    ] {
+        let info = kind.info();
+        match list_kind(conn, info, None, Retry::default()).await {
+            Ok(items) => {
+                for item in items {
+                    let mut v = serde_json::to_value(item).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("apiVersion".into(), info.api_version().into());
+                        o.insert("kind".into(), info.api_kind.into());
+                    }
+                    if let Ok(obj) = parse_object(v) {
+                        wide.objects.insert(obj);
+                    }
+                }
+            }
+            Err(e) => {
+                return (
+                    controller::of_snapshot(scoped),
+                    Some(format!(
+                        "{} of every namespace could not be listed ({}): the controller's generation is judged from the restore's namespace only",
+                        info.plural,
+                        crate::actions::execute::brief(&e),
+                    )),
+                );
+            }
+        }
+    }
+    (controller::of_snapshot(&wide), None)
 }
 
 fn print_text(pf: &Preflight, image: &ControllerImage, manifest: Option<&str>) {

@@ -7,12 +7,11 @@ use super::action_worker::{ActionBackend, WorkerRequest};
 use super::app::{App, Screen};
 use super::backup_list::{self, BackupRow};
 use super::keys::ScreenKind;
-use crate::analysis::controller;
+use crate::analysis::forecast::names::fit_restore_name;
 use crate::analysis::preflight::{preflight, text};
 use crate::cluster::client::Connection;
 use crate::cluster::list_once::Retry;
 use crate::cluster::restore_scope::{ControllerImage, read_restore_scope};
-use crate::model::names::MAX_NAME_LEN;
 use crate::model::{AnyObject, parse_object};
 use serde_json::Value;
 
@@ -35,15 +34,11 @@ pub struct PreflightAnswer {
     pub exit_code: i32,
 }
 
-/// The name proposed for a restore from `backup`: the preflight says whether it is free.
+/// The name proposed for a restore from `backup`: the preflight says whether it is free. It
+/// fits every limit the API server and the controller put on it (63 characters: it becomes a
+/// label value), cut short with a hash when the Backup's name leaves no room.
 pub fn restore_name(backup: &str) -> String {
-    // By characters: a name from the cluster is not trusted to be ASCII, and cutting inside a
-    // character would panic.
-    let name: String = format!("restore-{backup}")
-        .chars()
-        .take(MAX_NAME_LEN)
-        .collect();
-    name.trim_end_matches(['-', '.']).to_string()
+    fit_restore_name(&format!("restore-{backup}"), "")
 }
 
 /// The RestoreJob a restore from this Backup would apply, or why there is none.
@@ -121,7 +116,8 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
         .map_err(|e| format!("{e:#}"))?;
     // The read carried the controller's image (one GET beside the lists) into the snapshot.
     let image = listed.controller_image.clone();
-    let generation = controller::of_snapshot(&listed.snapshot);
+    // The generation `check` names: judged from the whole cluster's evidence.
+    let (generation, _) = crate::cli::preflight::generation_as_check(&conn, &listed.snapshot).await;
     let pf = preflight(&listed.snapshot, &rj, generation);
     let note = match &image {
         ControllerImage::Unreadable(e) => Some(e.as_str()),
@@ -136,16 +132,17 @@ pub async fn run(b: &ActionBackend, manifest: Value) -> Result<PreflightAnswer, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::forecast::names::fits;
 
     #[test]
     fn the_proposed_name_fits_and_never_cuts_a_character() {
         assert_eq!(restore_name("vm1-backup"), "restore-vm1-backup");
         let long = "a".repeat(250);
         let name = restore_name(&long);
-        assert_eq!(name.len(), MAX_NAME_LEN);
-        // Two-byte characters: a byte-wise cut at 253 would land inside one.
+        assert!(name.len() <= 63 && fits(&name), "{name}");
+        // Two-byte characters: a byte-wise cut would land inside one.
         let odd = restore_name(&"é".repeat(300));
-        assert!(odd.chars().count() <= MAX_NAME_LEN, "{odd}");
-        assert!(odd.starts_with("restore-é"));
+        assert!(odd.len() <= 63 && fits(&odd), "{odd}");
+        assert!(odd.starts_with("restore"));
     }
 }

@@ -238,7 +238,8 @@ pub fn backup_with_disks(disks: &[&str]) -> Value {
         "status": {"underlyingResources": {"dataVolumes": dvs}}})
 }
 
-/// A stopped VM with one 10Gi disk on a `Delete` class, and its Backup (index 2).
+/// A stopped VM with one 10Gi disk (its DataVolume, PVC and PV) on a `Delete` class, and its
+/// Backup (index 2).
 pub fn vm_objects() -> Vec<Value> {
     vec![
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
@@ -260,6 +261,11 @@ pub fn vm_objects() -> Vec<Value> {
                      "storageClassName": "replicated", "volumeMode": "Block",
                      "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": NS, "name": "vm-disk-data", "uid": PVC_UID}},
             "status": {"phase": "Bound"}}),
+        // A Cozystack disk is a DataVolume first: without it the analysis reads the disk as
+        // already handed over by the controller (DataVolume deleted).
+        json!({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+            "metadata": {"name": "vm-disk-data", "namespace": NS, "creationTimestamp": "2026-09-21T10:00:00Z"},
+            "status": {"phase": "Succeeded", "claimName": "vm-disk-data"}}),
     ]
 }
 

@@ -1,18 +1,26 @@
 //! PURE prediction of what the backup controller will do with a RestoreJob that is not (or not
 //! yet fully) there, and what would go wrong: `preflight(&Snapshot, proposed, generation)`.
-//! Read fresh by the caller; nothing here does I/O or reads a clock. Predictions use the
-//! finding style (code, severity, message, remedy); what cannot be told is listed as unknown,
-//! never guessed.
+//! Read fresh by the caller; nothing here does I/O or reads a clock.
+//!
+//! One judge: the controller model (`analysis::forecast`) yields the states the restore will
+//! pass through, and `analyze`, the engine `check` runs, judges each of them. Every warning
+//! or error it raises there about this restore (or that the restore brings about) is a
+//! prediction with the same code, message and remedy `check` would print, plus the step at
+//! which it first appears and the controller branches it appears under. What only a prediction
+//! can say (the names the API server or the controller would refuse, what the kept copies will
+//! hold, the VM's downtime, the deadline) is added beside it. What cannot be told is listed
+//! as unknown, never guessed.
 
 mod postgres;
 pub mod text;
 mod vm;
 
-use super::Settings;
 use super::codes::Severity;
-use super::controller::{ControllerGeneration, Generation};
+use super::controller::ControllerGeneration;
 use super::ctx::Ctx;
+use super::forecast::{self, Branch};
 use super::report::{Driver, ObjRef, RestoreId, TargetRef};
+use super::{Report, Settings};
 use crate::model::objects::{RestoreJob, RjPhase};
 use crate::model::snapshot::Snapshot;
 use crate::model::{Kind, Obj};
@@ -29,6 +37,13 @@ pub struct Prediction {
     pub remedy: String,
     /// The action restorewatch offers, by name.
     pub action: Option<&'static str>,
+    /// The controller's step at which the analysis first raises it (`None`: known before the
+    /// restore starts, from the names and the cluster as it is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<&'static str>,
+    /// The controller branches under which it happens (empty: under every one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<Branch>,
 }
 
 /// What the `-orig` name of a disk is now.
@@ -79,6 +94,18 @@ pub struct Preflight {
     pub predictions: Vec<Prediction>,
     /// What could not be told, and why: any entry makes the answer "cannot tell".
     pub unknown: Vec<String>,
+    /// The controller branches forecast (two when its generation is unknown).
+    pub branches: Vec<Branch>,
+    /// The states the restore passes through, step by step, per branch.
+    pub steps: Vec<StepLine>,
+}
+
+/// One step of the forecast, as said to a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepLine {
+    pub branch: Branch,
+    pub step: &'static str,
+    pub what: String,
 }
 
 impl Preflight {
@@ -130,6 +157,8 @@ impl Out {
             message,
             remedy: remedy.into(),
             action: None,
+            step: None,
+            branches: Vec::new(),
         });
     }
 
@@ -176,6 +205,7 @@ pub fn preflight(
     if let Some(l) = live {
         existing(l, &mut out);
     }
+    let names_ok = names(&ctx, live.is_some(), &mut out);
     match (&rj.backup_ref, ctx.backup) {
         (None, _) => out.unknown("the RestoreJob names no Backup (spec.backupRef.name)".into()),
         (Some(b), None) => out.unknown(format!(
@@ -200,7 +230,27 @@ pub fn preflight(
         )),
         Driver::Other => {}
     }
-    concurrent(&ctx, &mut out);
+    let mut branches = forecast::branches(controller.generation);
+    let mut steps = Vec::new();
+    if names_ok {
+        let fc = forecast::forecast(snap, rj, controller.generation);
+        judge(snap, &ctx, &fc, &controller, &mut out);
+        branches = fc.branches.clone();
+        steps = fc
+            .stages
+            .iter()
+            .map(|s| StepLine {
+                branch: s.branch,
+                step: s.step,
+                what: s.what.clone(),
+            })
+            .collect();
+        for u in fc.unknown {
+            if !out.unknown.contains(&u) {
+                out.unknown(u);
+            }
+        }
+    }
     if out.offer_restart {
         for p in out
             .predictions
@@ -223,7 +273,129 @@ pub fn preflight(
         kept_bytes,
         predictions: out.predictions,
         unknown: out.unknown,
+        branches,
+        steps,
     }
+}
+
+/// `analyze` as `check` runs it, phrased for the one generation verdict given (the forecast's
+/// states carry no controller evidence of their own that `check` would not see).
+fn analyze_as(snap: &Snapshot, now: jiff::Timestamp, controller: &ControllerGeneration) -> Report {
+    let settings = Settings::default();
+    let parts: Vec<super::NamespacePart> = super::part_namespaces(snap)
+        .iter()
+        .map(|ns| super::analyze_namespace(snap, &settings, now, ns, controller.generation))
+        .collect();
+    super::assemble(snap, &settings, now, parts.iter(), controller.clone())
+}
+
+/// Every warning and error `analyze` raises on a forecast state about this restore, or new
+/// and naming it: the same code, message and remedy, with the first step and the branches
+/// where it appears.
+fn judge(
+    snap: &Snapshot,
+    ctx: &Ctx,
+    fc: &forecast::Forecast,
+    controller: &ControllerGeneration,
+    out: &mut Out,
+) {
+    let before = analyze_as(snap, fc.start, controller);
+    let had: std::collections::HashSet<(&str, &[ObjRef])> = before
+        .findings
+        .iter()
+        .map(|f| (f.code.as_str(), f.objects.as_slice()))
+        .collect();
+    let rj_ref = ctx.rj_ref();
+    let mut found: Vec<Prediction> = Vec::new();
+    for stage in &fc.stages {
+        let report = analyze_as(&stage.snapshot, stage.at, controller);
+        for f in report.findings.iter() {
+            if f.severity == Severity::Info {
+                continue;
+            }
+            // About this restore; or new, and naming it or no restore at all (two restores
+            // at once, a cluster-wide state it brings about).
+            let ours = f.restore.as_ref() == Some(&ctx.id);
+            let names_it = f.restore.is_none() || f.objects.contains(&rj_ref);
+            if !ours && (!names_it || had.contains(&(f.code.as_str(), f.objects.as_slice()))) {
+                continue;
+            }
+            let code = f.code.as_str();
+            match found
+                .iter_mut()
+                .find(|p| p.code == code && p.objects == f.objects)
+            {
+                Some(p) => {
+                    if !p.branches.contains(&stage.branch) {
+                        p.branches.push(stage.branch);
+                    }
+                }
+                None => found.push(Prediction {
+                    code,
+                    severity: f.severity,
+                    objects: f.objects.clone(),
+                    message: f.message.clone(),
+                    remedy: f.remedy.clone(),
+                    action: None,
+                    step: Some(stage.step),
+                    branches: vec![stage.branch],
+                }),
+            }
+        }
+    }
+    for p in &mut found {
+        p.branches.sort();
+        if p.branches == fc.branches {
+            p.branches.clear();
+        }
+    }
+    out.predictions.extend(found);
+}
+
+/// Names as the API server and the controller take them. False when the API server refuses
+/// the RestoreJob itself: then nothing happens, and nothing more is forecast.
+fn names(ctx: &Ctx, exists: bool, out: &mut Out) -> bool {
+    use crate::model::k8s_names::{dns_label, dns_subdomain, label_value};
+    if exists {
+        return true;
+    }
+    let name = &ctx.rj.meta.name;
+    let refused = dns_label("namespace", ctx.ns)
+        .and_then(|_| dns_subdomain("RestoreJob name", name))
+        .err();
+    if let Some(e) = refused {
+        out.add(
+            "restore-name-invalid",
+            Severity::Error,
+            vec![ctx.rj_ref()],
+            format!("the API server refuses this RestoreJob: {e}; nothing is restored"),
+            "choose a name of lowercase letters, digits, '-' and '.', at most 253 characters",
+        );
+        return false;
+    }
+    if let Err(e) = label_value("RestoreJob name", name) {
+        let (severity, step) = match ctx.driver {
+            Driver::Velero => (
+                Severity::Error,
+                "after it has halted the VM, kept the disks under their -orig names and deleted the DataVolumes, the controller fails creating the Velero Restore and its ConfigMap (both carry the name as a label value): the application stays down with its disks only in the -orig PVCs (dumps 08-*)",
+            ),
+            _ => (
+                Severity::Warning,
+                "every object the controller labels with it is refused by the API server",
+            ),
+        };
+        out.predictions.push(Prediction {
+            code: "restore-name-not-label-value",
+            severity,
+            objects: vec![ctx.rj_ref()],
+            message: format!("{e}: the API server accepts the RestoreJob, but {step}"),
+            remedy: "choose a RestoreJob name of at most 63 characters".into(),
+            action: None,
+            step: (ctx.driver == Driver::Velero).then_some("velero-restore"),
+            branches: Vec::new(),
+        });
+    }
+    true
 }
 
 /// A RestoreJob of this name exists: a finished one is never run again.
@@ -257,55 +429,6 @@ fn existing(live: &Obj<RestoreJob>, out: &mut Out) {
                 }
             ),
             "",
-        ),
-    }
-}
-
-/// Another unfinished RestoreJob on the same application: the controller does not lock them.
-fn concurrent(ctx: &Ctx, out: &mut Out) {
-    let Some(app) = ctx.target.as_ref() else {
-        return;
-    };
-    for other in ctx.snap.restore_jobs.in_namespace(ctx.ns) {
-        if other.meta.name == ctx.rj.meta.name || other.phase.is_terminal() {
-            continue;
-        }
-        let octx = Ctx::new(ctx.snap, ctx.settings, jiff::Timestamp::UNIX_EPOCH, other);
-        if octx.target.as_ref() == Some(app) && octx.in_place == ctx.in_place {
-            out.add(
-                "concurrent-restores",
-                Severity::Warning,
-                vec![ObjRef::new(Kind::RestoreJob, ctx.ns, &other.meta.name)],
-                format!(
-                    "RestoreJob {} ({}) is still restoring {} {}: two restores of one application are not locked against each other",
-                    other.meta.name,
-                    match other.phase.as_str() {
-                        "" => "not picked up yet",
-                        p => p,
-                    },
-                    app.kind,
-                    app.name
-                ),
-                "wait until it finishes (or delete it) before starting another",
-            );
-        }
-    }
-}
-
-/// How a generation changes what a taken `-orig` name leads to.
-pub(super) fn foreign_consequence(g: Generation) -> (Severity, &'static str) {
-    match g {
-        Generation::Guarded => (
-            Severity::Warning,
-            "the controller (guarded) will fail the RestoreJob before halting anything, naming this PVC",
-        ),
-        Generation::Unguarded => (
-            Severity::Error,
-            "the controller (unguarded) will skip keeping this disk without a word, delete its DataVolume and report Succeeded: the current disk is not kept, and the -orig name holds an older one",
-        ),
-        Generation::Unknown => (
-            Severity::Error,
-            "a guarded controller fails the RestoreJob before halting anything; an unguarded one (not ruled out: its generation is unknown) silently keeps nothing and reports Succeeded",
         ),
     }
 }

@@ -24,22 +24,15 @@ pub(super) fn forecast(ctx: &Ctx, out: &mut Out) {
         return;
     }
     let release = postgres_release(app);
-    let Some(pg) = ctx.snap.postgreses.get(ctx.ns, app) else {
+    if ctx.snap.postgreses.get(ctx.ns, app).is_none() {
         out.unknown(format!(
             "Postgres {}/{app} is not there: the controller has nothing to restore into",
             ctx.ns
         ));
         return;
-    };
-    if pg.use_system_bucket.known() == Some(&true) {
-        out.add(
-            "system-bucket-bootstrap",
-            Severity::Error,
-            vec![ObjRef::new(Kind::Postgres, ctx.ns, app)],
-            format!("Postgres {app} uses the system bucket: with bootstrap enabled the chart refuses to render, no Cluster comes back after the purge, and the restore runs into its deadline"),
-            "switch the application to its own bucket before restoring",
-        );
     }
+    // system-bucket-bootstrap, objectstore-missing and objectstore-owner-stale are the
+    // analysis' findings on the forecast's states.
     let cluster = ctx.snap.clusters.get(ctx.ns, &release);
     let archive = cluster.and_then(|c| c.plugin_server_name.known().cloned());
     let recovery = ctx
@@ -57,28 +50,28 @@ pub(super) fn forecast(ctx: &Ctx, out: &mut Out) {
         ),
         "while it runs, check the Cluster keeps the new name: a stale read can write the old one back (servername-reverted, action fix-servername)",
     );
-    object_store(ctx, &release, cluster.map(|c| c.meta.uid.as_str()), out);
     prefixes(ctx, &release, archive.as_deref(), recovery.as_deref(), out);
 }
 
 fn deadline(ctx: &Ctx, out: &mut Out) {
+    let dropped = !ctx.rj.options.invalid_cnpg_fields().is_empty();
     let (secs, why) = match &ctx.rj.options.restore_timeout_seconds {
+        // One option of the wrong type drops them all (dump 14-a).
+        _ if dropped => (
+            DEFAULT_DEADLINE_SECS,
+            "every option dropped, this one with them: the default",
+        ),
         Field::Known(s) if *s > 0 => (*s, "restoreTimeoutSeconds"),
         Field::Known(_) => (
             DEFAULT_DEADLINE_SECS,
             "restoreTimeoutSeconds <= 0 means the default",
         ),
         Field::Missing => (DEFAULT_DEADLINE_SECS, "the default"),
-        Field::Invalid(raw) => {
-            out.add(
-                "malformed-options",
-                Severity::Error,
-                vec![ctx.rj_ref()],
-                format!("restoreTimeoutSeconds {raw:?} is not a number: the CNPG driver drops ALL options (a point-in-time restore silently becomes a latest-point one) and runs under the default 30m"),
-                "write restoreTimeoutSeconds as a number of seconds",
-            );
-            return;
-        }
+        // malformed-options is the analysis' finding; the driver runs under the default.
+        Field::Invalid(_) => (
+            DEFAULT_DEADLINE_SECS,
+            "the options do not decode: the default",
+        ),
     };
     out.add(
         "restore-deadline",
@@ -90,44 +83,6 @@ fn deadline(ctx: &Ctx, out: &mut Out) {
         ),
         "",
     );
-}
-
-/// The ObjectStore the Cluster archives to must exist and be owned by the live Cluster, or the
-/// garbage collector removes it and WAL archiving has no destination.
-fn object_store(ctx: &Ctx, release: &str, cluster_uid: Option<&str>, out: &mut Out) {
-    let r = ObjRef::new(Kind::ObjectStore, ctx.ns, release);
-    let Some(store) = ctx.snap.object_stores.get(ctx.ns, release) else {
-        out.add(
-            "objectstore-missing",
-            Severity::Error,
-            vec![r],
-            format!("ObjectStore {release} does not exist: the restored Cluster's WAL archiving would have no destination"),
-            "let the driver re-apply it (or recreate it owned by the live Cluster) before restoring",
-        );
-        return;
-    };
-    let owner = store
-        .meta
-        .controller_owner()
-        .filter(|o| o.kind == "Cluster")
-        .map(|o| o.uid.as_str());
-    match (owner, cluster_uid) {
-        (Some(o), Some(c)) if o == c => {}
-        (None, _) => {}
-        (Some(o), c) => out.add(
-            "objectstore-owner-stale",
-            Severity::Error,
-            vec![r],
-            format!(
-                "ObjectStore {release} is owned by Cluster UID {o}, {}: the garbage collector will delete it",
-                match c {
-                    Some(c) => format!("not the live Cluster's ({c})"),
-                    None => "and no Cluster exists".to_string(),
-                }
-            ),
-            "re-own the ObjectStore to the live Cluster (or let the driver re-apply it) before restoring",
-        ),
-    }
 }
 
 /// Archiving into the prefix the restore recovers from breaks the WAL archive check.

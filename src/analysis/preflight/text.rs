@@ -66,8 +66,16 @@ pub fn lines(pf: &Preflight, controller_note: Option<&str>, manifest: Option<&st
         out.push(format!("  {} -> {}: {state}{keeps}", d.disk, d.orig));
     }
     for p in &pf.predictions {
+        let when = match (p.step, p.branches.as_slice()) {
+            (None, _) => String::new(),
+            (Some(s), []) => format!(" (at {s})"),
+            (Some(s), b) => format!(
+                " (at {s}, {} controller)",
+                b.iter().map(|x| x.as_str()).collect::<Vec<_>>().join("/")
+            ),
+        };
         out.push(format!(
-            "{:<7} {}  {}",
+            "{:<7} {}{when}  {}",
             p.severity.as_str().to_uppercase(),
             p.code,
             p.message
@@ -85,6 +93,25 @@ pub fn lines(pf: &Preflight, controller_note: Option<&str>, manifest: Option<&st
         _ => "cannot tell: see what is unknown above",
     };
     out.push(format!("verdict: {verdict}"));
+    // The steps after the verdict: a screen shows the verdict without scrolling.
+    if !pf.steps.is_empty() {
+        out.push(format!(
+            "forecast ({}):",
+            if pf.branches.len() > 1 {
+                "the controller's generation is unknown: every branch"
+            } else {
+                "the controller's generation"
+            }
+        ));
+    }
+    for s in &pf.steps {
+        let branch = if pf.branches.len() > 1 {
+            format!("[{}] ", s.branch.as_str())
+        } else {
+            String::new()
+        };
+        out.push(format!("  {branch}{}: {}", s.step, s.what));
+    }
     if let Some(m) = manifest {
         out.push("manifest to apply (kubectl apply -f -):".into());
         out.extend(m.lines().map(str::to_string));

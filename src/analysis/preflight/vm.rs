@@ -2,18 +2,14 @@
 //! keep each disk the Backup records under its `-orig` name, delete the DataVolumes, find or
 //! create the Velero Restore by its owner labels.
 
-use super::{DiskForecast, OrigState, Out, foreign_consequence};
+use super::{DiskForecast, OrigState, Out};
 use crate::analysis::codes::Severity;
 use crate::analysis::controller::Generation;
 use crate::analysis::ctx::Ctx;
 use crate::analysis::disks::pv_of;
 use crate::analysis::report::ObjRef;
-use crate::model::names::{
-    LABEL_OWNED_BY_NAME, LABEL_OWNED_BY_NAMESPACE, MAX_NAME_LEN, VELERO_NAMESPACE, orig_pvc_name,
-    short_hash,
-};
+use crate::model::names::{MAX_NAME_LEN, orig_pvc_name};
 use crate::model::ownership::{OrigOwner, OrigRelation, orig_owner, orig_relation};
-use crate::model::snapshot::velero_owner_term;
 use crate::model::{Field, Kind};
 
 pub(super) struct VmForecast {
@@ -26,7 +22,7 @@ pub(super) fn forecast(ctx: &Ctx, exists: bool, g: Generation, out: &mut Out) ->
         disks: Vec::new(),
         kept_bytes: None,
     };
-    predecessor_restore(ctx, exists, out);
+    let _ = exists;
     if !ctx.in_place || !ctx.is_vm_instance() {
         // A copy into another namespace halts and renames nothing here.
         return f;
@@ -34,16 +30,9 @@ pub(super) fn forecast(ctx: &Ctx, exists: bool, g: Generation, out: &mut Out) ->
     halt(ctx, out);
     let keep = match ctx.keep_original() {
         Some(k) => k,
-        None => {
-            out.add(
-                "invalid-options",
-                Severity::Warning,
-                vec![ctx.rj_ref()],
-                "spec.options.keepOriginalPVC is not a boolean: the controller fails the RestoreJob (invalid restore options) before touching anything".into(),
-                "write keepOriginalPVC as true or false",
-            );
-            return f;
-        }
+        // Not a boolean: the controller fails the RestoreJob before touching anything (the
+        // forecast's `validate` step, judged by the analysis as malformed-options).
+        None => return f,
     };
     let disks = match ctx.backup.map(|b| &b.data_volumes) {
         Some(Field::Known(list)) => list
@@ -60,16 +49,7 @@ pub(super) fn forecast(ctx: &Ctx, exists: bool, g: Generation, out: &mut Out) ->
         None => return f,
     };
     if !keep {
-        out.add(
-            "keep-original-disabled",
-            Severity::Error,
-            vec![ctx.rj_ref()],
-            format!(
-                "keepOriginalPVC is false: the controller will replace {} without keeping a copy of the current data",
-                if disks.is_empty() { "the disks".to_string() } else { disks.join(", ") }
-            ),
-            "leave keepOriginalPVC unset (true) unless the current disks are known to be worthless",
-        );
+        // keep-original-disabled is the analysis' finding on the forecast's states.
         return f;
     }
     if !out.readable(
@@ -84,8 +64,7 @@ pub(super) fn forecast(ctx: &Ctx, exists: bool, g: Generation, out: &mut Out) ->
     }
     let mut total = Some(0u64);
     for d in &disks {
-        let mut disk = keep_disk(ctx, d, g, out);
-        hash_collision(ctx, d, out);
+        let mut disk = keep_disk(ctx, d, out);
         let keeps = matches!(disk.orig_state, OrigState::Free | OrigState::Ours);
         if keeps {
             copy_size(ctx, &mut disk, &mut total);
@@ -109,37 +88,6 @@ fn bare(disk: &str, ctx: &Ctx, state: OrigState) -> DiskForecast {
     }
 }
 
-/// The controller finds a RestoreJob's Velero Restore by its owner labels: one left by a
-/// deleted RestoreJob of the same name is taken for this one's, and every step is skipped.
-fn predecessor_restore(ctx: &Ctx, exists: bool, out: &mut Out) {
-    if !out.readable(ctx.snap, &[Kind::VeleroRestore]) {
-        return;
-    }
-    let name = &ctx.rj.meta.name;
-    let term = velero_owner_term(Some(ctx.ns), name);
-    for r in ctx.snap.velero_restores.by_term(&term) {
-        let owned = r.meta.namespace == VELERO_NAMESPACE
-            && r.meta.label(LABEL_OWNED_BY_NAME) == Some(name.as_str())
-            && r.meta.label(LABEL_OWNED_BY_NAMESPACE) == Some(ctx.ns);
-        let before =
-            !exists || matches!((r.meta.created, ctx.rj.meta.created), (Some(v), Some(j)) if v < j);
-        if owned && before {
-            out.add(
-                "velero-restore-stale",
-                Severity::Error,
-                vec![ObjRef::new(Kind::VeleroRestore, VELERO_NAMESPACE, &r.meta.name)],
-                format!(
-                    "Velero Restore {} ({}) still carries the owner labels of RestoreJob {}/{name}, left by an earlier RestoreJob of this name: the controller will take it for this restore's, skip every step and report Succeeded with nothing restored",
-                    r.meta.name,
-                    r.phase.as_deref().unwrap_or("no phase"),
-                    ctx.ns
-                ),
-                "use another RestoreJob name, or delete that Velero Restore first",
-            );
-        }
-    }
-}
-
 fn halt(ctx: &Ctx, out: &mut Out) {
     let Some(vm) = ctx.vm_name() else { return };
     if !out.readable(ctx.snap, &[Kind::VirtualMachineInstance]) {
@@ -157,23 +105,10 @@ fn halt(ctx: &Ctx, out: &mut Out) {
 }
 
 /// The `-orig` name of one disk and who holds it.
-fn keep_disk(ctx: &Ctx, disk: &str, g: Generation, out: &mut Out) -> DiskForecast {
+fn keep_disk(ctx: &Ctx, disk: &str, out: &mut Out) -> DiskForecast {
     let orig = orig_pvc_name(disk, &ctx.rj.meta.name);
     if orig.len() > MAX_NAME_LEN {
-        out.add(
-            "orig-name-too-long",
-            Severity::Error,
-            vec![ObjRef::new(Kind::PersistentVolumeClaim, ctx.ns, disk)],
-            format!(
-                "the -orig name for {disk} would be {} characters (at most {MAX_NAME_LEN}): creating it fails, and {}",
-                orig.len(),
-                match g {
-                    Generation::Guarded => "the controller retries the rename without end (the RestoreJob stays Running)",
-                    _ => "an unguarded controller deletes the DataVolume anyway: the disk is not kept",
-                }
-            ),
-            "a shorter RestoreJob name does not help (the hash has a fixed length): copy this disk another way before restoring",
-        );
+        // orig-name-too-long is the analysis' finding on the forecast's states.
         let mut d = bare(disk, ctx, OrigState::TooLong { length: orig.len() });
         d.orig = orig;
         return d;
@@ -214,14 +149,8 @@ fn keep_disk(ctx: &Ctx, disk: &str, g: Generation, out: &mut Out) -> DiskForecas
             "an earlier RestoreJob (no restore-job-uid: an older controller's)".to_string()
         }
     };
-    let (severity, consequence) = foreign_consequence(g);
-    out.add(
-        "orig-pvc-foreign",
-        severity,
-        vec![ObjRef::new(Kind::PersistentVolumeClaim, ctx.ns, &orig)],
-        format!("-orig name {orig} for disk {disk} is taken by a PVC of {by}: {consequence}"),
-        "use another RestoreJob name (its hash changes the -orig name), or reclaim that PVC first if its data is no longer needed",
-    );
+    // What a taken name leads to (orig-pvc-foreign, disk-not-kept, a failed RestoreJob) is
+    // the analysis' finding on the forecast's states; the disk table says who holds it.
     bare(
         disk,
         ctx,
@@ -230,37 +159,6 @@ fn keep_disk(ctx: &Ctx, disk: &str, g: Generation, out: &mut Out) -> DiskForecas
             by,
         },
     )
-}
-
-/// Another unfinished RestoreJob of another name with the same hash restoring the same disk
-/// would use the same `-orig` name.
-fn hash_collision(ctx: &Ctx, disk: &str, out: &mut Out) {
-    let hash = &ctx.hash;
-    for other in ctx.snap.restore_jobs.in_namespace(ctx.ns) {
-        if other.meta.name == ctx.rj.meta.name
-            || other.phase.is_terminal()
-            || &short_hash(&other.meta.name) != hash
-        {
-            continue;
-        }
-        let octx = Ctx::new(ctx.snap, ctx.settings, jiff::Timestamp::UNIX_EPOCH, other);
-        if crate::analysis::disks::disk_names(&octx)
-            .iter()
-            .any(|d| d == disk)
-        {
-            out.add(
-                "orig-hash-collision",
-                Severity::Error,
-                vec![ObjRef::new(Kind::RestoreJob, ctx.ns, &other.meta.name)],
-                format!(
-                    "RestoreJob {} is still running on disk {disk} and its name hashes to {hash} too: both would keep the disk as {}",
-                    other.meta.name,
-                    orig_pvc_name(disk, &ctx.rj.meta.name)
-                ),
-                "use another RestoreJob name",
-            );
-        }
-    }
 }
 
 fn copy_size(ctx: &Ctx, d: &mut DiskForecast, total: &mut Option<u64>) {
