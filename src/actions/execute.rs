@@ -8,6 +8,7 @@ use super::audit::{self, AuditLine, Identity};
 use super::fresh::fresh_snapshot;
 use super::ops::Op;
 use super::plan::{Plan, plan};
+use super::rejudge;
 use super::verify::{broken_promises, end_reads};
 use super::write::{WriteError, apply, short_name};
 use crate::analysis::ObjRef;
@@ -54,6 +55,9 @@ pub enum StepEvent {
     /// The record of the action could not be made (the audit log or the Event): it must be
     /// said, never dropped.
     RecordFailed(String),
+    /// The copy proof of an `-orig` PVC held on a fresh read made straight before its delete
+    /// (the proof in a line); the delete follows.
+    Rejudged(Op, String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +220,42 @@ impl Executor {
         Outcome::Stopped { writes, reason }
     }
 
+    /// "Done" for a reclaim: the copy proof each deleted `-orig` PVC stood on still holds on a
+    /// fresh read after the delete (see `rejudge`); else a stop, audited.
+    #[allow(clippy::too_many_arguments)]
+    async fn check_proofs(
+        &self,
+        confirmed: &Plan,
+        who: &Identity,
+        outcome: Outcome,
+        judged: &[std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>],
+        reads: &[ObjRef],
+        namespaces: &[String],
+        on_step: &mut impl FnMut(StepEvent),
+    ) -> Outcome {
+        let mut fallen = Vec::new();
+        for orig in judged {
+            if let Some(r) = rejudge::proof_after(&self.client, orig, reads, namespaces).await {
+                fallen.push(r);
+            }
+        }
+        if fallen.is_empty() {
+            return outcome;
+        }
+        let writes = outcome.writes();
+        let reason = fallen.join("; ");
+        if let Err(e) = self.record_line(
+            confirmed,
+            who,
+            "check the copy proof after the delete (fresh read)".into(),
+            "none".into(),
+            &format!("stopped: {reason}"),
+        ) {
+            on_step(StepEvent::RecordFailed(e));
+        }
+        Outcome::Stopped { writes, reason }
+    }
+
     /// Runs the confirmed plan. `on_step` reports progress (the TUI draws it, the CLI prints it).
     pub async fn execute(&self, confirmed: &Plan, mut on_step: impl FnMut(StepEvent)) -> Outcome {
         // Asked once per action, and only when there is an audit to write it to.
@@ -240,6 +280,10 @@ impl Executor {
             n
         };
         let mut done_steps: Vec<String> = Vec::new();
+        // The `-orig` PVCs deleted on a re-judged copy proof: "done" needs that proof to hold
+        // on a fresh read after the delete too.
+        let mut judged: Vec<std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>> =
+            Vec::new();
         // Each write is planned at most a few times; more means the server is not keeping them.
         let mut budget = confirmed.ops.len() * 3 + MAX_CONFLICTS + 8;
         let outcome = loop {
@@ -299,7 +343,37 @@ impl Executor {
                 break Outcome::Interrupted { writes };
             }
             on_step(StepEvent::Start(next.clone()));
-            match apply(&self.client, &fresh, next).await {
+            let judged_now = if rejudge::needs_rejudging(next, &confirmed.request) {
+                match rejudge::rejudge(&self.client, &confirmed.request, &reads, &namespaces, next)
+                    .await
+                {
+                    Ok(j) => {
+                        on_step(StepEvent::Rejudged(next.clone(), j.proof.clone()));
+                        Some(j)
+                    }
+                    Err(reason) => {
+                        self.record(
+                            confirmed,
+                            &who,
+                            next,
+                            &format!("stopped: {reason}"),
+                            &mut on_step,
+                        );
+                        break Outcome::Stopped { writes, reason };
+                    }
+                }
+            } else {
+                None
+            };
+            // The DELETE's preconditions name what was judged: the re-judged snapshot's.
+            let judged_snapshot = judged_now.as_ref().map_or(&fresh, |j| &j.snapshot);
+            let applied = apply(&self.client, judged_snapshot, next).await;
+            if applied.is_ok()
+                && let Some(j) = judged_now
+            {
+                judged.push(j.orig);
+            }
+            match applied {
                 Ok(()) => {
                     writes += 1;
                     conflicts = 0;
@@ -348,6 +422,22 @@ impl Executor {
                     .await
             }
             other => other,
+        };
+        // Whatever ended the loop after a judged delete (a re-plan refusing on the fallen
+        // proof included): the proof read fresh says what the delete left.
+        let outcome = if judged.is_empty() {
+            outcome
+        } else {
+            self.check_proofs(
+                confirmed,
+                &who,
+                outcome,
+                &judged,
+                &reads,
+                &namespaces,
+                &mut on_step,
+            )
+            .await
         };
         if self.events
             && writes > 0

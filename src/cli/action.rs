@@ -210,6 +210,7 @@ async fn run_one(
                 "  ... waiting for the PV controller to bind {pvc} ({waited_secs} s; it binds on its resync, up to ~15 s)"
             ),
             StepEvent::RecordFailed(msg) => eprintln!("restorewatch: {msg}"),
+            StepEvent::Rejudged(_, proof) => println!("  ok  re-read just before the delete: {proof}"),
         })
         .await;
     match outcome {
