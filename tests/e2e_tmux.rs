@@ -925,3 +925,96 @@ fn an_operator_preflights_a_backup_and_restarts_a_failed_restore() {
     );
     t.keys(&["q"]);
 }
+
+/// Issue 27, point 9: an exec credential plugin the dashboard waits for (a `:ctx` to a context
+/// whose login hangs) is killed with what it started when the wait is abandoned: by a `:ctx`
+/// back to another context, and by quitting. The plugin records its pid and its child's.
+#[test]
+fn an_abandoned_ctx_switch_leaves_no_exec_plugin_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = SimProcess::start("vm-healthy", dir.path());
+    let pids = dir.path().join("plugin.pids");
+    let script = dir.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {p}.tmp\nmv {p}.tmp {p}\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: alpha\n  cluster: {{server: \"{}\"}}\n- name: slow\n  cluster: {{server: \"http://127.0.0.1:9\"}}\nusers:\n- name: op\n  user: {{}}\n- name: sso\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\ncontexts:\n- name: alpha\n  context: {{cluster: alpha, user: op}}\n- name: slow\n  context: {{cluster: slow, user: sso}}\ncurrent-context: alpha\n",
+            a.server,
+            script.display()
+        ),
+    )
+    .expect("kubeconfig");
+    let plugin = || -> Vec<u32> {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let v: Vec<u32> = text
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if v.len() == 2 {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the plugin never started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let gone = |v: &[u32], what: &str| {
+        let start = Instant::now();
+        let running = |p: &u32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .is_some_and(|s| {
+                    !s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+        };
+        while v.iter().any(running) {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{what}: the plugin {v:?} still runs"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let t = Tmux::start(
+        "plugin",
+        &format!("--readonly --kubeconfig {}", kc.display()),
+        "",
+        SHELL_AFTER,
+    );
+    t.wait("alpha's restore", |s| {
+        s.contains("ctx alpha") && s.contains("restore-test")
+    });
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx slow"]);
+    t.keys(&["Enter"]);
+    let first = plugin();
+    // Switching away while the login hangs abandons it.
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx alpha"]);
+    t.keys(&["Enter"]);
+    gone(&first, ":ctx away from a hanging login");
+    std::fs::remove_file(&pids).expect("pid file");
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx slow"]);
+    t.keys(&["Enter"]);
+    let second = plugin();
+    t.keys(&["q"]);
+    t.wait("the shell after the dashboard", |s| s.contains("STTY-DONE"));
+    gone(&second, "quitting while a login hangs");
+}
