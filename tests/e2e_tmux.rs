@@ -1018,3 +1018,112 @@ fn an_abandoned_ctx_switch_leaves_no_exec_plugin_running() {
     t.wait("the shell after the dashboard", |s| s.contains("STTY-DONE"));
     gone(&second, "quitting while a login hangs");
 }
+
+/// The report export (`e`) on a failed restore, at a fixed `--now`: the file names it can pick
+/// in the next ten minutes, each a planted symlink to a victim file.
+fn export_setup(home: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let dump = home.join("dump.json");
+    std::fs::write(&dump, failed_vm_restore_dump().to_string()).expect("dump");
+    let reports = home.join("state/restorewatch/reports");
+    std::fs::create_dir_all(&reports).expect("reports folder");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        home.join("state/restorewatch"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .expect("chmod");
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let now = "2026-11-20T10:30:00Z";
+    let args = format!("--snapshot {} --now {now}", dump.display());
+    (reports, dump, args)
+}
+
+/// Issue 27, point 8: `e` never follows a planted symlink (the victim keeps its content and
+/// mode, the report goes to a fresh name) and refuses a reports folder others may write.
+#[test]
+fn the_report_export_follows_no_symlink_and_refuses_a_shared_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("temp dir");
+    let (reports, _dump, args) = export_setup(home.path());
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").expect("victim");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let start: jiff::Timestamp = "2026-11-20T10:30:00Z".parse().expect("time");
+    for s in 0..600 {
+        let at = start
+            .checked_add(jiff::SignedDuration::from_secs(s))
+            .expect("time");
+        let name = format!("{}-tenant-a_restore-test.md", at.strftime("%Y%m%dT%H%M%SZ"));
+        std::os::unix::fs::symlink(&victim, reports.join(name)).expect("symlink");
+    }
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let t = Tmux::start_in(home, "export", &args, "", "sleep 60");
+    t.wait("the failed restore", |s| {
+        s.contains("restore-test") && s.contains("Failed")
+    });
+    t.keys(&["e"]);
+    let s = t.wait("the refusal", |s| s.contains("writable by others"));
+    assert!(!s.contains("written to"), "{s}");
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    t.keys(&["e"]);
+    let s = t.wait("the export", |s| s.contains("written to"));
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "precious\n",
+        "{s}"
+    );
+    assert_eq!(
+        std::fs::metadata(&victim)
+            .expect("victim")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644
+    );
+    let written: Vec<_> = std::fs::read_dir(&reports)
+        .expect("reports")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let report = std::fs::read_to_string(&written[0]).expect("report");
+    assert!(report.contains("restore-test"), "{report}");
+    assert_eq!(
+        std::fs::metadata(&written[0])
+            .expect("report")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    t.keys(&["q"]);
+}
+
+/// Issue 27, point 8: a write that fails part-way (here the file size limit, as a full disk
+/// would) leaves no cut file behind, and says so.
+#[test]
+fn a_failed_report_export_leaves_no_partial_file() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (reports, _dump, args) = export_setup(home.path());
+    // 1 block: the report (several KiB) cannot fit; SIGXFSZ ignored, so the write fails instead.
+    let t = Tmux::start_in(
+        home,
+        "export-full",
+        &args,
+        "trap '' XFSZ; ulimit -f 1;",
+        "sleep 60",
+    );
+    t.wait("the failed restore", |s| {
+        s.contains("restore-test") && s.contains("Failed")
+    });
+    t.keys(&["e"]);
+    let s = t.wait("the failure", |s| s.contains("cannot write"));
+    let left: Vec<_> = std::fs::read_dir(&reports)
+        .expect("reports")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "a cut file was left: {left:?}\n{s}");
+    t.keys(&["q"]);
+}
