@@ -26,6 +26,8 @@ pub struct Executor {
     pub client: kube::Client,
     pub user: String,
     pub context: String,
+    /// The API server's URL without userinfo, for the audit (see `AuditLine::server`).
+    pub server: String,
     /// Where the audit lines go; `None` writes none (tests that only look at the cluster).
     pub audit: Option<PathBuf>,
     /// Also record an Event on the RestoreJob.
@@ -88,12 +90,18 @@ impl Outcome {
     }
 }
 
+/// What every audit line of one action says of who wrote and where, asked once.
+pub(super) struct Recorder {
+    identity: Identity,
+    kube_system_uid: Option<String>,
+}
+
 impl Executor {
     /// One audit line; an error says why it could not be written.
     fn record_line(
         &self,
         plan: &Plan,
-        who: &Identity,
+        who: &Recorder,
         operation: String,
         precondition: String,
         outcome: &str,
@@ -104,8 +112,15 @@ impl Executor {
         let line = AuditLine {
             time: jiff::Timestamp::now().to_string(),
             user: self.user.clone(),
-            authenticated: who.clone(),
+            authenticated: who.identity.clone(),
             context: self.context.clone(),
+            server: self.server.clone(),
+            kube_system_uid: who.kube_system_uid.clone(),
+            restore_uid: plan
+                .restore
+                .as_ref()
+                .map(|r| r.uid.clone())
+                .unwrap_or_default(),
             action: plan.request.action.as_str().to_string(),
             target: plan.request.target.to_string(),
             operation,
@@ -121,7 +136,7 @@ impl Executor {
     fn record(
         &self,
         plan: &Plan,
-        who: &Identity,
+        who: &Recorder,
         op: &Op,
         outcome: &str,
         on_step: &mut impl FnMut(StepEvent),
@@ -195,7 +210,7 @@ impl Executor {
     async fn check_end(
         &self,
         confirmed: &Plan,
-        who: &Identity,
+        who: &Recorder,
         writes: usize,
         namespaces: &[String],
         on_step: &mut impl FnMut(StepEvent),
@@ -226,7 +241,7 @@ impl Executor {
     async fn check_proofs(
         &self,
         confirmed: &Plan,
-        who: &Identity,
+        who: &Recorder,
         outcome: Outcome,
         judged: &[std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>],
         reads: &[ObjRef],
@@ -260,9 +275,15 @@ impl Executor {
     pub async fn execute(&self, confirmed: &Plan, mut on_step: impl FnMut(StepEvent)) -> Outcome {
         // Asked once per action, and only when there is an audit to write it to.
         let who = match &self.audit {
-            Some(_) => audit::authenticated_identity(&self.client).await,
-            None => Identity::Unknown {
-                unknown: "not asked (no audit log)".into(),
+            Some(_) => Recorder {
+                identity: audit::authenticated_identity(&self.client).await,
+                kube_system_uid: audit::kube_system_uid(&self.client).await,
+            },
+            None => Recorder {
+                identity: Identity::Unknown {
+                    unknown: "not asked (no audit log)".into(),
+                },
+                kube_system_uid: None,
             },
         };
         let mut writes = 0;

@@ -196,6 +196,7 @@ async fn run_one(
         client: conn.client.clone(),
         user: conn.user.clone(),
         context: conn.context.clone(),
+        server: conn.cluster_url.clone(),
         audit: Some(audit::audit_path()),
         events: true,
         max_writes: None,

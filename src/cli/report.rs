@@ -93,6 +93,7 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let sources = Sources {
         watching: false,
         audit_unreadable: bad,
+        kube_system_uid: None,
     };
     let Some(story) = story::build(&report, &snap, &id, &audit, sources) else {
         crate::say_err!("restorewatch: no RestoreJob {id} in the picture");

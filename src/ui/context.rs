@@ -53,6 +53,7 @@ impl Connector {
             client: conn.client.clone(),
             user: conn.user.clone(),
             context: conn.context.clone(),
+            server: conn.cluster_url.clone(),
         });
         // The watches get the client whose read timeout notices a silent stream.
         let source = live::start_watching(

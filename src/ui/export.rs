@@ -67,6 +67,7 @@ fn write_report(app: &App, id: &RestoreId, dir: &Path) -> Result<PathBuf, String
     let sources = Sources {
         watching,
         audit_unreadable: bad,
+        kube_system_uid: None,
     };
     let story = story::build(&frame.report, &frame.snapshot, id, &audit, sources)
         .ok_or_else(|| format!("{id} is no longer in the picture"))?;
