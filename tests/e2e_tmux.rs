@@ -1127,3 +1127,80 @@ fn a_failed_report_export_leaves_no_partial_file() {
     assert!(left.is_empty(), "a cut file was left: {left:?}\n{s}");
     t.keys(&["q"]);
 }
+
+/// Issue 27, point 9: a SIGINT (Ctrl-C) while the dashboard waits for its first context's exec plugin (the
+/// terminal not yet the dashboard's: the SIGINT goes to restorewatch's process group, not the
+/// plugin's) ends the wait and kills the plugin.
+#[test]
+fn ctrl_c_while_the_first_login_hangs_leaves_no_exec_plugin_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pids = dir.path().join("plugin.pids");
+    let script = dir.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {p}.tmp\nmv {p}.tmp {p}\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: slow\n  cluster: {{server: \"http://127.0.0.1:9\"}}\nusers:\n- name: sso\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\ncontexts:\n- name: slow\n  context: {{cluster: slow, user: sso}}\ncurrent-context: slow\n",
+            script.display()
+        ),
+    )
+    .expect("kubeconfig");
+    let t = Tmux::start(
+        "plugin-first",
+        &format!("--kubeconfig {}", kc.display()),
+        "",
+        SHELL_AFTER,
+    );
+    let start = Instant::now();
+    let v: Vec<u32> = loop {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let v: Vec<u32> = text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if v.len() == 2 {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the plugin never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // What a Ctrl-C sends restorewatch (sent to it alone: a plain `sh` would end on its own
+    // SIGINT before saying the exit status).
+    let rw = t.program_pid();
+    let kill = Command::new("kill")
+        .args(["-INT", &rw.to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let s = t.wait("the shell after restorewatch", |s| s.contains("STTY-DONE"));
+    assert!(s.contains("EXIT=130"), "{s}");
+    let start = Instant::now();
+    let running = |p: &u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .is_some_and(|s| {
+                !s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+    };
+    while v.iter().any(running) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the plugin {v:?} outlived restorewatch"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
