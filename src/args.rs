@@ -25,7 +25,8 @@ pub struct ClusterArgs {
         short = 'n',
         long,
         value_name = "NS",
-        conflicts_with = "all_namespaces"
+        conflicts_with = "all_namespaces",
+        value_parser = parse_namespace
     )]
     pub namespace: Option<String>,
     /// All namespaces (the default)
@@ -46,6 +47,12 @@ pub struct ClusterArgs {
     /// and what it started are stopped [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, env = "RESTOREWATCH_EXEC_TIMEOUT")]
     pub exec_timeout: Option<Duration>,
+}
+
+/// A namespace as the API server accepts it, refused before any request path is built from it.
+fn parse_namespace(s: &str) -> Result<String, String> {
+    crate::model::k8s_names::dns_label("the namespace", s).map_err(|e| e.to_string())?;
+    Ok(s.to_string())
 }
 
 impl ClusterArgs {

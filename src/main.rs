@@ -1,14 +1,17 @@
 use clap::Parser;
 use restorewatch::cli::{Cli, Command, exit};
+use restorewatch::cluster::exec_plugin;
 
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Check(args)) => restorewatch::cli::check::run(args).await,
-        Some(Command::Report(args)) => restorewatch::cli::report::run(args).await,
-        Some(Command::Action(args)) => restorewatch::cli::action::run(args).await,
-        Some(Command::Preflight(args)) => restorewatch::cli::preflight::run(args).await,
+        Some(Command::Check(args)) => interruptible(restorewatch::cli::check::run(args)).await,
+        Some(Command::Report(args)) => interruptible(restorewatch::cli::report::run(args)).await,
+        Some(Command::Action(args)) => interruptible(restorewatch::cli::action::run(args)).await,
+        Some(Command::Preflight(args)) => {
+            interruptible(restorewatch::cli::preflight::run(args)).await
+        }
         Some(Command::Demo(args)) => restorewatch::cli::demo::run(args).await,
         Some(Command::Serve(args)) => restorewatch::serve::run(args).await,
         Some(Command::Bench(args)) => restorewatch::bench::run(args).await,
@@ -27,5 +30,19 @@ async fn main() {
             exit::USAGE
         }
     };
+    // No exec credential plugin outlives restorewatch, whatever path ended it.
+    exec_plugin::kill_all();
     std::process::exit(code);
+}
+
+/// A command that has no signal handlers of its own: a signal ends it as it would have (exit
+/// 128 + the signal), after the exec credential plugin it may be waiting for is killed (the
+/// plugin runs in its own process group, which a terminal's Ctrl-C does not reach).
+async fn interruptible(
+    command: impl std::future::Future<Output = anyhow::Result<i32>>,
+) -> anyhow::Result<i32> {
+    tokio::select! {
+        r = command => r,
+        signo = exec_plugin::termination_signal() => Ok(128 + signo),
+    }
 }

@@ -155,6 +155,7 @@ fn worker(
             .expect("client"),
             user: if token.is_empty() { "operator" } else { token }.into(),
             context: "sim".into(),
+            server: "http://sim".into(),
         },
         out,
     );

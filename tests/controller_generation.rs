@@ -85,6 +85,7 @@ async fn restorewatchs_own_rename_is_not_taken_for_the_controllers() {
         client: client.clone(),
         user: "test".into(),
         context: "sim".into(),
+        server: "http://sim".into(),
         audit: None,
         events: false,
         max_writes: None,

@@ -925,3 +925,282 @@ fn an_operator_preflights_a_backup_and_restarts_a_failed_restore() {
     );
     t.keys(&["q"]);
 }
+
+/// Issue 27, point 9: an exec credential plugin the dashboard waits for (a `:ctx` to a context
+/// whose login hangs) is killed with what it started when the wait is abandoned: by a `:ctx`
+/// back to another context, and by quitting. The plugin records its pid and its child's.
+#[test]
+fn an_abandoned_ctx_switch_leaves_no_exec_plugin_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = SimProcess::start("vm-healthy", dir.path());
+    let pids = dir.path().join("plugin.pids");
+    let script = dir.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {p}.tmp\nmv {p}.tmp {p}\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: alpha\n  cluster: {{server: \"{}\"}}\n- name: slow\n  cluster: {{server: \"http://127.0.0.1:9\"}}\nusers:\n- name: op\n  user: {{}}\n- name: sso\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\ncontexts:\n- name: alpha\n  context: {{cluster: alpha, user: op}}\n- name: slow\n  context: {{cluster: slow, user: sso}}\ncurrent-context: alpha\n",
+            a.server,
+            script.display()
+        ),
+    )
+    .expect("kubeconfig");
+    let plugin = || -> Vec<u32> {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let v: Vec<u32> = text
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if v.len() == 2 {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the plugin never started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let gone = |v: &[u32], what: &str| {
+        let start = Instant::now();
+        let running = |p: &u32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .is_some_and(|s| {
+                    !s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+        };
+        while v.iter().any(running) {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{what}: the plugin {v:?} still runs"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let t = Tmux::start(
+        "plugin",
+        &format!("--readonly --kubeconfig {}", kc.display()),
+        "",
+        SHELL_AFTER,
+    );
+    t.wait("alpha's restore", |s| {
+        s.contains("ctx alpha") && s.contains("restore-test")
+    });
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx slow"]);
+    t.keys(&["Enter"]);
+    let first = plugin();
+    // Switching away while the login hangs abandons it.
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx alpha"]);
+    t.keys(&["Enter"]);
+    gone(&first, ":ctx away from a hanging login");
+    std::fs::remove_file(&pids).expect("pid file");
+    t.keys(&[":"]);
+    t.run(&["send-keys", "-t", "e2e", "-l", "ctx slow"]);
+    t.keys(&["Enter"]);
+    let second = plugin();
+    t.keys(&["q"]);
+    t.wait("the shell after the dashboard", |s| s.contains("STTY-DONE"));
+    gone(&second, "quitting while a login hangs");
+}
+
+/// The report export (`e`) on a failed restore, at a fixed `--now`: the file names it can pick
+/// in the next ten minutes, each a planted symlink to a victim file.
+fn export_setup(home: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let dump = home.join("dump.json");
+    std::fs::write(&dump, failed_vm_restore_dump().to_string()).expect("dump");
+    let reports = home.join("state/restorewatch/reports");
+    std::fs::create_dir_all(&reports).expect("reports folder");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        home.join("state/restorewatch"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .expect("chmod");
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let now = "2026-11-20T10:30:00Z";
+    let args = format!("--snapshot {} --now {now}", dump.display());
+    (reports, dump, args)
+}
+
+/// Issue 27, point 8: `e` never follows a planted symlink (the victim keeps its content and
+/// mode, the report goes to a fresh name) and refuses a reports folder others may write.
+#[test]
+fn the_report_export_follows_no_symlink_and_refuses_a_shared_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("temp dir");
+    let (reports, _dump, args) = export_setup(home.path());
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").expect("victim");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let start: jiff::Timestamp = "2026-11-20T10:30:00Z".parse().expect("time");
+    for s in 0..600 {
+        let at = start
+            .checked_add(jiff::SignedDuration::from_secs(s))
+            .expect("time");
+        let name = format!("{}-tenant-a_restore-test.md", at.strftime("%Y%m%dT%H%M%SZ"));
+        std::os::unix::fs::symlink(&victim, reports.join(name)).expect("symlink");
+    }
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let t = Tmux::start_in(home, "export", &args, "", "sleep 60");
+    t.wait("the failed restore", |s| {
+        s.contains("restore-test") && s.contains("Failed")
+    });
+    t.keys(&["e"]);
+    let s = t.wait("the refusal", |s| s.contains("writable by others"));
+    assert!(!s.contains("written to"), "{s}");
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    t.keys(&["e"]);
+    let s = t.wait("the export", |s| s.contains("written to"));
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "precious\n",
+        "{s}"
+    );
+    assert_eq!(
+        std::fs::metadata(&victim)
+            .expect("victim")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644
+    );
+    let written: Vec<_> = std::fs::read_dir(&reports)
+        .expect("reports")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let report = std::fs::read_to_string(&written[0]).expect("report");
+    assert!(report.contains("restore-test"), "{report}");
+    assert_eq!(
+        std::fs::metadata(&written[0])
+            .expect("report")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    t.keys(&["q"]);
+}
+
+/// Issue 27, point 8: a write that fails part-way (here the file size limit, as a full disk
+/// would) leaves no cut file behind, and says so.
+#[test]
+fn a_failed_report_export_leaves_no_partial_file() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (reports, _dump, args) = export_setup(home.path());
+    // 1 block: the report (several KiB) cannot fit; SIGXFSZ ignored, so the write fails instead.
+    let t = Tmux::start_in(
+        home,
+        "export-full",
+        &args,
+        "trap '' XFSZ; ulimit -f 1;",
+        "sleep 60",
+    );
+    t.wait("the failed restore", |s| {
+        s.contains("restore-test") && s.contains("Failed")
+    });
+    t.keys(&["e"]);
+    let s = t.wait("the failure", |s| s.contains("cannot write"));
+    let left: Vec<_> = std::fs::read_dir(&reports)
+        .expect("reports")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "a cut file was left: {left:?}\n{s}");
+    t.keys(&["q"]);
+}
+
+/// Issue 27, point 9: a SIGINT (Ctrl-C) while the dashboard waits for its first context's exec plugin (the
+/// terminal not yet the dashboard's: the SIGINT goes to restorewatch's process group, not the
+/// plugin's) ends the wait and kills the plugin.
+#[test]
+fn ctrl_c_while_the_first_login_hangs_leaves_no_exec_plugin_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pids = dir.path().join("plugin.pids");
+    let script = dir.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {p}.tmp\nmv {p}.tmp {p}\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: slow\n  cluster: {{server: \"http://127.0.0.1:9\"}}\nusers:\n- name: sso\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\ncontexts:\n- name: slow\n  context: {{cluster: slow, user: sso}}\ncurrent-context: slow\n",
+            script.display()
+        ),
+    )
+    .expect("kubeconfig");
+    let t = Tmux::start(
+        "plugin-first",
+        &format!("--kubeconfig {}", kc.display()),
+        "",
+        SHELL_AFTER,
+    );
+    let start = Instant::now();
+    let v: Vec<u32> = loop {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let v: Vec<u32> = text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if v.len() == 2 {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the plugin never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // What a Ctrl-C sends restorewatch (sent to it alone: a plain `sh` would end on its own
+    // SIGINT before saying the exit status).
+    let rw = t.program_pid();
+    let kill = Command::new("kill")
+        .args(["-INT", &rw.to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let s = t.wait("the shell after restorewatch", |s| s.contains("STTY-DONE"));
+    assert!(s.contains("EXIT=130"), "{s}");
+    let start = Instant::now();
+    let running = |p: &u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .is_some_and(|s| {
+                !s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+    };
+    while v.iter().any(running) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the plugin {v:?} outlived restorewatch"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -191,6 +191,7 @@ fn watching() -> Sources {
     Sources {
         watching: true,
         audit_unreadable: 0,
+        kube_system_uid: None,
     }
 }
 

@@ -329,6 +329,7 @@ async fn repair(
         client: sim.client().expect("client"),
         user: "test-operator".into(),
         context: "restorewatch-sim".into(),
+        server: "http://sim".into(),
         audit: None,
         events: false,
         max_writes: None,

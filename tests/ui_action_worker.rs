@@ -64,6 +64,7 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
             client: sim.client_with_token("viewer").expect("client"),
             user: "viewer".into(),
             context: "sim".into(),
+            server: "http://sim".into(),
         },
         out,
     );
@@ -100,6 +101,7 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
             client: sim.client_with_token("admin").expect("client"),
             user: "admin".into(),
             context: "sim".into(),
+            server: "http://sim".into(),
         },
         out,
     );

@@ -38,6 +38,7 @@ async fn preflight_on_screen(client: kube::Client, user: &str) -> (restorewatch:
         client,
         user: user.into(),
         context: "sim".into(),
+        server: "http://sim".into(),
     };
     let worker = action_worker::spawn(backend, out);
     let mut a = app_on(vm_objects(), NOW, 120, 40);

@@ -15,6 +15,15 @@ pub struct AuditLine {
     /// Who the API server authenticated the writes as.
     pub authenticated: Identity,
     pub context: String,
+    /// The API server's URL, without userinfo: with `kube_system_uid`, which cluster was
+    /// written to (context names are local aliases; two kubeconfigs may name theirs alike).
+    pub server: String,
+    /// The UID of the cluster's `kube-system` namespace, made when the cluster was: `None` when
+    /// it could not be read.
+    pub kube_system_uid: Option<String>,
+    /// The UID of the RestoreJob the action was about (empty when none exists, e.g. an `-orig`
+    /// PVC left by a deleted one): what ties the line to that restore and no namesake.
+    pub restore_uid: String,
     pub action: String,
     pub target: String,
     pub operation: String,
@@ -29,6 +38,23 @@ pub struct AuditLine {
 pub enum Identity {
     Known { user: String, groups: Vec<String> },
     Unknown { unknown: String },
+}
+
+/// The UID of the cluster's `kube-system` namespace: an identity of the cluster that a server
+/// URL (a tunnel, a load balancer) is not. `None` when it cannot be read.
+pub async fn kube_system_uid(client: &kube::Client) -> Option<String> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    match api.get_opt("kube-system").await {
+        Ok(ns) => ns.and_then(|n| n.metadata.uid),
+        Err(e) => {
+            tracing::info!(
+                "the kube-system namespace is not readable ({}): the audit records the server alone",
+                crate::cluster::errors::describe(&e)
+            );
+            None
+        }
+    }
 }
 
 /// Asks the server who the client is (`kubectl auth whoami`).

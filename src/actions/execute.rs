@@ -8,6 +8,7 @@ use super::audit::{self, AuditLine, Identity};
 use super::fresh::fresh_snapshot;
 use super::ops::Op;
 use super::plan::{Plan, plan};
+use super::rejudge;
 use super::verify::{broken_promises, end_reads};
 use super::write::{WriteError, apply, short_name};
 use crate::analysis::ObjRef;
@@ -25,6 +26,8 @@ pub struct Executor {
     pub client: kube::Client,
     pub user: String,
     pub context: String,
+    /// The API server's URL without userinfo, for the audit (see `AuditLine::server`).
+    pub server: String,
     /// Where the audit lines go; `None` writes none (tests that only look at the cluster).
     pub audit: Option<PathBuf>,
     /// Also record an Event on the RestoreJob.
@@ -54,6 +57,9 @@ pub enum StepEvent {
     /// The record of the action could not be made (the audit log or the Event): it must be
     /// said, never dropped.
     RecordFailed(String),
+    /// The copy proof of an `-orig` PVC held on a fresh read made straight before its delete
+    /// (the proof in a line); the delete follows.
+    Rejudged(Op, String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,12 +90,18 @@ impl Outcome {
     }
 }
 
+/// What every audit line of one action says of who wrote and where, asked once.
+pub(super) struct Recorder {
+    identity: Identity,
+    kube_system_uid: Option<String>,
+}
+
 impl Executor {
     /// One audit line; an error says why it could not be written.
     fn record_line(
         &self,
         plan: &Plan,
-        who: &Identity,
+        who: &Recorder,
         operation: String,
         precondition: String,
         outcome: &str,
@@ -100,8 +112,15 @@ impl Executor {
         let line = AuditLine {
             time: jiff::Timestamp::now().to_string(),
             user: self.user.clone(),
-            authenticated: who.clone(),
+            authenticated: who.identity.clone(),
             context: self.context.clone(),
+            server: self.server.clone(),
+            kube_system_uid: who.kube_system_uid.clone(),
+            restore_uid: plan
+                .restore
+                .as_ref()
+                .map(|r| r.uid.clone())
+                .unwrap_or_default(),
             action: plan.request.action.as_str().to_string(),
             target: plan.request.target.to_string(),
             operation,
@@ -117,7 +136,7 @@ impl Executor {
     fn record(
         &self,
         plan: &Plan,
-        who: &Identity,
+        who: &Recorder,
         op: &Op,
         outcome: &str,
         on_step: &mut impl FnMut(StepEvent),
@@ -191,7 +210,7 @@ impl Executor {
     async fn check_end(
         &self,
         confirmed: &Plan,
-        who: &Identity,
+        who: &Recorder,
         writes: usize,
         namespaces: &[String],
         on_step: &mut impl FnMut(StepEvent),
@@ -216,13 +235,55 @@ impl Executor {
         Outcome::Stopped { writes, reason }
     }
 
+    /// "Done" for a reclaim: the copy proof each deleted `-orig` PVC stood on still holds on a
+    /// fresh read after the delete (see `rejudge`); else a stop, audited.
+    #[allow(clippy::too_many_arguments)]
+    async fn check_proofs(
+        &self,
+        confirmed: &Plan,
+        who: &Recorder,
+        outcome: Outcome,
+        judged: &[std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>],
+        reads: &[ObjRef],
+        namespaces: &[String],
+        on_step: &mut impl FnMut(StepEvent),
+    ) -> Outcome {
+        let mut fallen = Vec::new();
+        for orig in judged {
+            if let Some(r) = rejudge::proof_after(&self.client, orig, reads, namespaces).await {
+                fallen.push(r);
+            }
+        }
+        if fallen.is_empty() {
+            return outcome;
+        }
+        let writes = outcome.writes();
+        let reason = fallen.join("; ");
+        if let Err(e) = self.record_line(
+            confirmed,
+            who,
+            "check the copy proof after the delete (fresh read)".into(),
+            "none".into(),
+            &format!("stopped: {reason}"),
+        ) {
+            on_step(StepEvent::RecordFailed(e));
+        }
+        Outcome::Stopped { writes, reason }
+    }
+
     /// Runs the confirmed plan. `on_step` reports progress (the TUI draws it, the CLI prints it).
     pub async fn execute(&self, confirmed: &Plan, mut on_step: impl FnMut(StepEvent)) -> Outcome {
         // Asked once per action, and only when there is an audit to write it to.
         let who = match &self.audit {
-            Some(_) => audit::authenticated_identity(&self.client).await,
-            None => Identity::Unknown {
-                unknown: "not asked (no audit log)".into(),
+            Some(_) => Recorder {
+                identity: audit::authenticated_identity(&self.client).await,
+                kube_system_uid: audit::kube_system_uid(&self.client).await,
+            },
+            None => Recorder {
+                identity: Identity::Unknown {
+                    unknown: "not asked (no audit log)".into(),
+                },
+                kube_system_uid: None,
             },
         };
         let mut writes = 0;
@@ -240,6 +301,10 @@ impl Executor {
             n
         };
         let mut done_steps: Vec<String> = Vec::new();
+        // The `-orig` PVCs deleted on a re-judged copy proof: "done" needs that proof to hold
+        // on a fresh read after the delete too.
+        let mut judged: Vec<std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>> =
+            Vec::new();
         // Each write is planned at most a few times; more means the server is not keeping them.
         let mut budget = confirmed.ops.len() * 3 + MAX_CONFLICTS + 8;
         let outcome = loop {
@@ -299,7 +364,37 @@ impl Executor {
                 break Outcome::Interrupted { writes };
             }
             on_step(StepEvent::Start(next.clone()));
-            match apply(&self.client, &fresh, next).await {
+            let judged_now = if rejudge::needs_rejudging(next, &confirmed.request) {
+                match rejudge::rejudge(&self.client, &confirmed.request, &reads, &namespaces, next)
+                    .await
+                {
+                    Ok(j) => {
+                        on_step(StepEvent::Rejudged(next.clone(), j.proof.clone()));
+                        Some(j)
+                    }
+                    Err(reason) => {
+                        self.record(
+                            confirmed,
+                            &who,
+                            next,
+                            &format!("stopped: {reason}"),
+                            &mut on_step,
+                        );
+                        break Outcome::Stopped { writes, reason };
+                    }
+                }
+            } else {
+                None
+            };
+            // The DELETE's preconditions name what was judged: the re-judged snapshot's.
+            let judged_snapshot = judged_now.as_ref().map_or(&fresh, |j| &j.snapshot);
+            let applied = apply(&self.client, judged_snapshot, next).await;
+            if applied.is_ok()
+                && let Some(j) = judged_now
+            {
+                judged.push(j.orig);
+            }
+            match applied {
                 Ok(()) => {
                     writes += 1;
                     conflicts = 0;
@@ -348,6 +443,22 @@ impl Executor {
                     .await
             }
             other => other,
+        };
+        // Whatever ended the loop after a judged delete (a re-plan refusing on the fallen
+        // proof included): the proof read fresh says what the delete left.
+        let outcome = if judged.is_empty() {
+            outcome
+        } else {
+            self.check_proofs(
+                confirmed,
+                &who,
+                outcome,
+                &judged,
+                &reads,
+                &namespaces,
+                &mut on_step,
+            )
+            .await
         };
         if self.events
             && writes > 0

@@ -13,6 +13,7 @@ mod plan_rename;
 mod plan_repairs;
 mod plan_restart;
 pub mod rbac;
+mod rejudge;
 mod usage;
 mod verify;
 mod write;

@@ -22,6 +22,9 @@ impl Target {
             .split_once('/')
             .filter(|(a, b)| !a.is_empty() && !b.is_empty())
             .ok_or_else(|| format!("expected NAMESPACE/NAME, got {s:?}"))?;
+        // Checked as the API server would before a request path is built from them.
+        crate::model::k8s_names::dns_label("the namespace", ns).map_err(|e| e.to_string())?;
+        crate::model::k8s_names::dns_subdomain("the name", name).map_err(|e| e.to_string())?;
         let (namespace, name) = (ns.to_string(), name.to_string());
         Ok(if kind == "pvc" {
             Target::Pvc { namespace, name }

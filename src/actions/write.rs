@@ -214,10 +214,12 @@ pub(super) async fn apply(
         }
         Op::DeletePvc { uid, reason, .. } => {
             super::guard::delete_guard(client, &target, uid, *reason).await?;
+            // Both preconditions of what was judged: the UID (not a newer PVC of the name) and
+            // the resourceVersion (not changed since: e.g. a new restore-job-uid).
             let dp = DeleteParams {
                 preconditions: Some(Preconditions {
                     uid: Some(uid.clone()),
-                    resource_version: None,
+                    resource_version: Some(rv_of(fresh, &target)?),
                 }),
                 ..DeleteParams::default()
             };

@@ -196,6 +196,7 @@ async fn run_one(
         client: conn.client.clone(),
         user: conn.user.clone(),
         context: conn.context.clone(),
+        server: conn.cluster_url.clone(),
         audit: Some(audit::audit_path()),
         events: true,
         max_writes: None,
@@ -210,6 +211,7 @@ async fn run_one(
                 "  ... waiting for the PV controller to bind {pvc} ({waited_secs} s; it binds on its resync, up to ~15 s)"
             ),
             StepEvent::RecordFailed(msg) => eprintln!("restorewatch: {msg}"),
+            StepEvent::Rejudged(_, proof) => println!("  ok  re-read just before the delete: {proof}"),
         })
         .await;
     match outcome {

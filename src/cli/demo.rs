@@ -107,6 +107,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<i32> {
             client: sim.client()?,
             user: "demo-operator".into(),
             context: "restorewatch-demo".into(),
+            server: sim.url(),
         });
     }
     let source = crate::pipeline::live::start(

@@ -10,6 +10,7 @@ pub mod picture;
 pub mod preflight;
 pub mod report;
 pub mod tui;
+pub mod validate;
 
 use clap::{Parser, Subcommand};
 

@@ -8,7 +8,6 @@ use crate::analysis::controller;
 use crate::analysis::preflight::{Preflight, preflight, text};
 use crate::args::ClusterArgs;
 use crate::cluster::files::load_bytes;
-use crate::cluster::input::{DEFAULT_MAX_INPUT, read_input};
 use crate::cluster::list_once::Retry;
 use crate::cluster::restore_scope::{ControllerImage, read_restore_scope};
 use crate::model::objects::RestoreJob;
@@ -63,7 +62,7 @@ pub fn manifest(
 
 /// The one RestoreJob of a manifest file, its namespace defaulted to `ns`.
 fn from_file(path: &std::path::Path, ns: Option<&str>) -> Result<Arc<Obj<RestoreJob>>, String> {
-    let (bytes, origin) = read_input(path, DEFAULT_MAX_INPUT).map_err(|e| e.to_string())?;
+    let (bytes, origin) = super::validate::read_manifest(path)?;
     let loaded = load_bytes(&bytes, &origin);
     if let Some(p) = loaded.problems.first() {
         return Err(p.to_string());
@@ -107,7 +106,14 @@ fn proposed(args: &PreflightArgs) -> Result<(Arc<Obj<RestoreJob>>, Option<String
 }
 
 pub async fn run(args: PreflightArgs) -> anyhow::Result<i32> {
-    let (rj, manifest) = match proposed(&args) {
+    let (rj, manifest) = match super::validate::preflight_flags(
+        args.app.as_deref(),
+        args.backup.as_deref(),
+        args.name.as_deref(),
+    )
+    .and_then(|()| proposed(&args))
+    .and_then(|p| super::validate::restore_job(&p.0).map(|()| p))
+    {
         Ok(p) => p,
         Err(e) => {
             eprintln!("restorewatch: {e}");

@@ -38,6 +38,13 @@ pub struct ReportArgs {
 }
 
 fn restore_id(arg: &str, namespace: Option<&str>) -> Result<RestoreId, String> {
+    let id = restore_id_unchecked(arg, namespace)?;
+    super::validate::namespace("the namespace", &id.namespace)?;
+    super::validate::name("the RestoreJob name", &id.name)?;
+    Ok(id)
+}
+
+fn restore_id_unchecked(arg: &str, namespace: Option<&str>) -> Result<RestoreId, String> {
     match (arg.split_once('/'), namespace) {
         (Some((ns, name)), _) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
             Ok(RestoreId {
@@ -86,6 +93,7 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let sources = Sources {
         watching: false,
         audit_unreadable: bad,
+        kube_system_uid: None,
     };
     let Some(story) = story::build(&report, &snap, &id, &audit, sources) else {
         crate::say_err!("restorewatch: no RestoreJob {id} in the picture");

@@ -129,7 +129,15 @@ async fn run_live(args: &TuiArgs, mut opts: UiOptions, settings: Settings) -> an
         readonly: opts.readonly,
         timeouts: args.cluster.timeouts(),
     };
-    let session = connector.connect(args.cluster.context.as_deref()).await?;
+    // The terminal is not the dashboard's yet: a Ctrl-C reaches restorewatch but not an exec
+    // credential plugin (its own process group), so the signal ends the wait, and the dropped
+    // wait the plugin.
+    let session = tokio::select! {
+        s = connector.connect(args.cluster.context.as_deref()) => s?,
+        signo = crate::cluster::exec_plugin::termination_signal() => {
+            return Err(crate::ui::run::EndedBySignal(signo).into());
+        }
+    };
     // A kubeconfig that reads once reads again; if not, `:ctx` only offers no completion.
     opts.contexts = connector.contexts().unwrap_or_default();
     opts.context = Some(session.context.clone());

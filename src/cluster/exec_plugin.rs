@@ -173,7 +173,7 @@ async fn run(
         cmd: cmd.clone(),
         why: e.to_string(),
     })?;
-    let group = GroupKill(Some(child.id()));
+    let group = GroupKill::new(child.id());
     // The blocking wait ends when the plugin does, or when the group is killed.
     let waiting = tokio::task::spawn_blocking(move || child.wait_with_output());
     let out = match tokio::time::timeout(timeout, waiting).await {
@@ -192,7 +192,7 @@ async fn run(
         }
     };
     // It ended by itself: what it left running is its own business, as with kubectl.
-    std::mem::forget(group);
+    group.disarm();
     if !out.status.success() {
         let first = String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -215,18 +215,89 @@ async fn run(
     parsed.status.ok_or(ExecError::NoCredential { cmd })
 }
 
+/// The process groups of the plugins being waited for. A dropped wait kills its own group, but
+/// not every way of stopping drops it: `std::process::exit` (every command's end, the
+/// dashboard's exit timer) runs no destructor, and a task still waiting when the process ends
+/// is never dropped. Every exit path calls `kill_all`, so no plugin outlives restorewatch.
+static LIVE: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    // A panic while holding it leaves the list itself intact: keep using it.
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours; the group is the one
+    // the plugin was started in (its pid), which outlives it while members remain.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+/// Kills every plugin still being waited for, with what it started. Called on every path that
+/// ends the process.
+pub fn kill_all() {
+    for pgid in std::mem::take(&mut *live()) {
+        kill_group(pgid);
+    }
+}
+
+/// The first of SIGTERM, SIGHUP, SIGINT and SIGQUIT (its number), for a command that waits
+/// (on a plugin among others) before it has handlers of its own; never, when they cannot be
+/// watched.
+pub async fn termination_signal() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut waits = Vec::new();
+    for k in [
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::interrupt(),
+        SignalKind::quit(),
+    ] {
+        match signal(k) {
+            Ok(mut s) => {
+                let n = k.as_raw_value();
+                waits.push(Box::pin(async move {
+                    s.recv().await;
+                    n
+                }));
+            }
+            Err(e) => tracing::warn!("cannot watch signal {}: {e}", k.as_raw_value()),
+        }
+    }
+    if waits.is_empty() {
+        return std::future::pending().await;
+    }
+    futures::future::select_all(waits).await.0
+}
+
 /// Kills the plugin's process group when dropped: on a timeout, or when the wait itself is
-/// abandoned.
-struct GroupKill(Option<u32>);
+/// abandoned (`:ctx` to another context, a signal while connecting).
+struct GroupKill(Option<i32>);
+
+impl GroupKill {
+    fn new(pid: u32) -> GroupKill {
+        let pgid = i32::try_from(pid).ok();
+        if let Some(g) = pgid {
+            live().push(g);
+        }
+        GroupKill(pgid)
+    }
+
+    /// The plugin ended by itself: nothing to kill.
+    fn disarm(mut self) {
+        if let Some(g) = self.0.take() {
+            live().retain(|p| *p != g);
+        }
+    }
+}
 
 impl Drop for GroupKill {
     fn drop(&mut self) {
-        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) takes plain integers and touches no memory of ours; the group is
-            // the one the plugin was started in (its pid), which outlives it while members remain.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+        if let Some(g) = self.0.take() {
+            live().retain(|p| *p != g);
+            kill_group(g);
         }
     }
 }

@@ -119,13 +119,16 @@ pub struct Story {
 }
 
 /// What the caller knows of its sources beyond the picture itself.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Sources {
     /// The picture comes from a running watch (the dashboard), which keeps field changes and
     /// deletions; a dump or a one-off list does not.
     pub watching: bool,
     /// Lines of the audit log that could not be parsed.
     pub audit_unreadable: usize,
+    /// The UID of the live cluster's `kube-system` namespace, when read: with the server, what
+    /// the audit lines are matched against.
+    pub kube_system_uid: Option<String>,
 }
 
 /// The story of `id`, or `None` when the report has no such restore.
@@ -145,11 +148,19 @@ pub fn build(
         .collect();
     // Sorted by severity then code: one entry per code.
     open.dedup();
-    let context = match &snap.source {
-        SourceInfo::Live { context, .. } => Some(context.as_str()),
+    let cluster = match &snap.source {
+        SourceInfo::Live { cluster, .. } => Some(audit_record::ClusterId {
+            server: cluster.clone(),
+            kube_system_uid: sources.kube_system_uid.clone(),
+        }),
         _ => None,
     };
-    let ours = audit_record::for_restore(audit, r, context);
+    let scope = audit_record::Scope {
+        cluster,
+        now: report.now,
+    };
+    let credited = audit_record::for_restore(audit, r, &scope);
+    let ours = credited.lines;
     Some(Story {
         restore: r.id.clone(),
         uid: r.uid.clone(),
@@ -174,7 +185,7 @@ pub fn build(
         disks,
         findings,
         open,
-        unknowns: unknowns(r, snap, sources),
+        unknowns: unknowns(r, snap, &sources, credited.unattributed),
     })
 }
 
@@ -203,7 +214,7 @@ fn source_name(snap: &Snapshot) -> Line {
 
 /// What the picture cannot tell, each said once: kinds not readable, history the source does
 /// not keep, writers a dump does not carry.
-fn unknowns(r: &RestoreView, snap: &Snapshot, sources: Sources) -> Vec<Line> {
+fn unknowns(r: &RestoreView, snap: &Snapshot, sources: &Sources, unattributed: usize) -> Vec<Line> {
     let mut out = Vec::new();
     for (kind, h) in &snap.health {
         let why = match &h.state {
@@ -248,6 +259,11 @@ fn unknowns(r: &RestoreView, snap: &Snapshot, sources: Sources) -> Vec<Line> {
             "step transitions: the cluster records no time for each step; the steps are shown as \
              they stand, and the timeline holds the writes and Events that moved them",
         ));
+    }
+    if unattributed > 0 {
+        out.push(Line::ours(format!(
+            "restorewatch's audit log: {unattributed} line(s) about this restore's objects do not say which cluster (or, on a dump, which RestoreJob UID) they were written to: not shown, they may be another cluster's"
+        )));
     }
     if sources.audit_unreadable > 0 {
         out.push(Line::ours(format!(

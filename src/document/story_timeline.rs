@@ -126,10 +126,12 @@ fn action_fact(a: &AuditRecord) -> Fact {
         time: a.at(),
         source: FactSource::Action,
         object: None,
+        // The server's name for the writer; the context, a local alias, says through which
+        // kubeconfig entry.
         writer: Some(if a.context.is_empty() {
-            a.user.clone()
+            a.by()
         } else {
-            format!("{} @ {}", a.user, a.context)
+            format!("{} @ {}", a.by(), a.context)
         }),
         operation: None,
         what: line,

@@ -47,7 +47,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
-    let conn = client::connect(&args.cluster).await?;
+    // Installed before connecting: a pod stopped while an exec credential plugin is waited for
+    // stops the wait (and the plugin, with the dropped wait) instead of dying around it.
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    let conn = tokio::select! {
+        c = client::connect(&args.cluster) => c?,
+        () = &mut shutdown => {
+            tracing::info!("serve: stopped while connecting");
+            return Ok(crate::exit::OK);
+        }
+    };
     let mut settings = Settings::default();
     if let Some(d) = args.stall_after {
         settings.stall_after = d;
@@ -85,7 +95,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     eprintln!("restorewatch serve: listening on http://{addr} for {source_name}");
     tracing::info!(%addr, source = %source_name, "serving");
     let server = tokio::spawn(http::serve(listener, state));
-    shutdown_signal().await;
+    shutdown.await;
     tracing::info!("serve: shutting down");
     server.abort();
     drop(source);

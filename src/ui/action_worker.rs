@@ -18,6 +18,8 @@ pub struct ActionBackend {
     pub client: kube::Client,
     pub user: String,
     pub context: String,
+    /// The API server's URL without userinfo, for the audit.
+    pub server: String,
 }
 
 impl std::fmt::Debug for ActionBackend {
@@ -85,6 +87,7 @@ async fn handle(b: ActionBackend, req: WorkerRequest, out: mpsc::UnboundedSender
                 client: b.client.clone(),
                 user: b.user.clone(),
                 context: b.context.clone(),
+                server: b.server.clone(),
                 audit: Some(audit::audit_path()),
                 events: true,
                 max_writes: None,

@@ -53,6 +53,7 @@ impl Connector {
             client: conn.client.clone(),
             user: conn.user.clone(),
             context: conn.context.clone(),
+            server: conn.cluster_url.clone(),
         });
         // The watches get the client whose read timeout notices a silent stream.
         let source = live::start_watching(
@@ -91,18 +92,29 @@ impl Connector {
     }
 }
 
+/// A connection being made in the background; dropping it abandons it, and the abandoned
+/// wait kills the exec credential plugin it may be waiting for (a later `:ctx` won, or the
+/// dashboard ended).
+pub struct Connecting(tokio::task::JoinHandle<()>);
+
+impl Drop for Connecting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Connects to `name` in the background; the answer arrives on `tx` with the name.
 pub fn spawn_connect(
     connector: &Connector,
     name: String,
     tx: tokio::sync::mpsc::UnboundedSender<(String, anyhow::Result<Session>)>,
-) {
+) -> Connecting {
     let connector = connector.clone();
-    tokio::spawn(async move {
+    Connecting(tokio::spawn(async move {
         let result = connector.connect(Some(&name)).await;
         // The loop may be gone (quit while connecting): nothing to tell.
         let _ = tx.send((name, result));
-    });
+    }))
 }
 
 /// Takes the answer of a connection started for `name`: on success the new session replaces

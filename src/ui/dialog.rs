@@ -592,7 +592,7 @@ pub fn apply_step(steps: &mut Vec<StepLine>, waiting: &mut Option<String>, event
             ));
             return;
         }
-        StepEvent::RecordFailed(_) => return,
+        StepEvent::RecordFailed(_) | StepEvent::Rejudged(..) => return,
         StepEvent::Start(op) => (op, StepState::Running, None),
         StepEvent::Done(op) => (op, StepState::Done, None),
         StepEvent::Conflict(op, msg) => (op, StepState::Conflict, Some(msg)),

@@ -67,19 +67,22 @@ fn write_report(app: &App, id: &RestoreId, dir: &Path) -> Result<PathBuf, String
     let sources = Sources {
         watching,
         audit_unreadable: bad,
+        kube_system_uid: None,
     };
     let story = story::build(&frame.report, &frame.snapshot, id, &audit, sources)
         .ok_or_else(|| format!("{id} is no longer in the picture"))?;
     let doc = story_markdown::render(&story);
-    let file = dir.join(file_name(id, app.now));
-    match crate::private_file::write(&file, doc.as_bytes()) {
-        Ok(notice) => {
+    let name = file_name(id, app.now);
+    // A new file, never an existing one: no symlink followed, nothing overwritten, no folder
+    // others may write, no cut file left behind by a full disk.
+    match crate::private_file::create_new(dir, &name, doc.as_bytes()) {
+        Ok((file, notice)) => {
             if let Some(n) = notice {
                 tracing::warn!("{n}");
             }
             Ok(file)
         }
-        Err(e) => Err(format!("cannot write {}: {e}", file.display())),
+        Err(e) => Err(format!("cannot write {}: {e}", dir.join(&name).display())),
     }
 }
 

@@ -236,6 +236,8 @@ async fn run_loop(
     // A context switch starts a worker for the new context's client.
     let worker_out = live.as_ref().map(|_| worker_out);
     let (switch_tx, mut switch_rx) = tokio::sync::mpsc::unbounded_channel();
+    // The switch in progress, abandoned when dropped (a later `:ctx`, the loop's end).
+    let mut _connecting: Option<context::Connecting> = None;
 
     let mut events = terminal_input::spawn();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -256,7 +258,8 @@ async fn run_loop(
             }
         }
         if let (Some(name), Some((_, connector))) = (app.context_request.take(), &live) {
-            context::spawn_connect(connector, name, switch_tx.clone());
+            // Replacing it abandons the previous switch, plugin included.
+            _connecting = Some(context::spawn_connect(connector, name, switch_tx.clone()));
         }
         if app.quit {
             break;

@@ -68,6 +68,7 @@ pub fn end_soon(status: i32) {
                 "the dashboard did not end within {GRACE:?}: ending it"
             );
             super::run::restore_terminal();
+            crate::cluster::exec_plugin::kill_all();
             std::process::exit(status);
         });
     if let Err(e) = spawned {

@@ -195,6 +195,7 @@ pub fn executor(client: &kube::Client, max_writes: Option<usize>) -> Executor {
         client: client.clone(),
         user: "test".into(),
         context: "restorewatch-sim".into(),
+        server: "http://sim".into(),
         audit: None,
         events: false,
         max_writes,
