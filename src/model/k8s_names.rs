@@ -25,8 +25,10 @@ fn alnum(b: u8) -> bool {
     b.is_ascii_lowercase() || b.is_ascii_digit()
 }
 
+/// At most 80 characters of the offending text; callers print it with `{:?}`, which escapes
+/// control characters (the model may use nothing of ours but std).
 fn shown(s: &str) -> String {
-    crate::text::one_line(&s.chars().take(80).collect::<String>()).into_owned()
+    s.chars().take(80).collect()
 }
 
 /// RFC 1123 label: namespaces. Lowercase alphanumerics and `-`, alphanumeric at both ends, at
