@@ -47,6 +47,13 @@ impl VeleroRestore {
     pub fn is_failed(&self) -> bool {
         matches!(self.phase.as_deref(), Some("Failed" | "PartiallyFailed"))
     }
+
+    /// Velero is done with it but the controller is not: `FailedValidation` is final for Velero
+    /// (it never retries a Restore), and the controller ends a restore only on `Completed`,
+    /// `Failed` or `PartiallyFailed`, so it waits forever.
+    pub fn is_rejected(&self) -> bool {
+        self.phase.as_deref() == Some("FailedValidation")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -106,6 +106,20 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
                 _ => t.text(),
             },
         ),
+        dim("  verdict "),
+        {
+            let v = crate::document::verdict::of(r, select::restore_findings(app, r));
+            Span::styled(
+                v.label(),
+                if v.is_bad() {
+                    t.text_danger()
+                } else if v == crate::document::verdict::Verdict::Healthy {
+                    t.text_ok()
+                } else {
+                    t.text()
+                },
+            )
+        },
         dim("  age "),
         val(format::age_since(app.now, r.created)),
     ];
@@ -260,8 +274,9 @@ fn pane_lines(app: &App, r: &RestoreView, pane: Pane) -> Vec<Line<'static>> {
         Pane::Findings => {
             let fs = select::restore_findings(app, r);
             if fs.is_empty() {
+                let v = crate::document::verdict::of(r, fs.iter().copied());
                 return vec![Line::styled(
-                    "no findings: this restore looks healthy",
+                    format!("no findings: {}", v.label()),
                     t.text_ok(),
                 )];
             }
