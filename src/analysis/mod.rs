@@ -20,6 +20,7 @@ pub mod reclaim_policy;
 pub mod report;
 mod vm;
 mod vm_findings;
+mod velero_backup;
 mod vm_steps;
 
 pub use codes::{ActionKind, Code, Severity};

@@ -50,6 +50,7 @@ pub fn analyze_vm<'a>(ctx: &Ctx<'a>, out: &mut Findings) -> VmOutcome<'a> {
     let disks = build_disks(ctx, names);
     let steps = super::vm_steps::steps(ctx, &disks, unknown_disks(&source), keeps);
     super::vm_findings::findings(ctx, &disks, keeps, out);
+    super::velero_backup::findings(ctx, out);
     VmOutcome {
         steps,
         disks,

@@ -100,3 +100,21 @@ impl DataDownload {
         self.phase.as_deref() == Some("Completed")
     }
 }
+
+/// A Velero `Backup` (`velero.io/v1`, in Velero's namespace): what a Velero Restore reads. A
+/// Restore of a Backup that is gone or expired fails validation.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VeleroBackup {
+    pub phase: Field<String>,
+    /// `status.expiration`: when Velero's garbage collection deletes it (its TTL).
+    pub expiration: Option<jiff::Timestamp>,
+}
+
+impl VeleroBackup {
+    pub fn parse(v: &Value) -> Self {
+        VeleroBackup {
+            phase: str_at(v, &["status", "phase"]),
+            expiration: time_at(v, &["status", "expiration"]).known().copied(),
+        }
+    }
+}
