@@ -646,6 +646,18 @@ fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
             broken.push(format!("{} {}", o.meta.name, o.phase.display()));
         }
     }
+    // A restored disk that is gone or going is not back, whatever filled it.
+    if ctx.velero.is_some() && kind_observed(ctx.snap, Kind::PersistentVolumeClaim) {
+        for d in disks.iter().filter(|d| d.download.is_some()) {
+            match d.pvc {
+                None => broken.push(format!("{} gone after the restore", d.name)),
+                Some(p) if p.meta.deleted.is_some() => {
+                    broken.push(format!("{} being deleted", d.name))
+                }
+                _ => {}
+            }
+        }
+    }
     // Where Velero skipped a disk (it never overwrites an existing PVC), copies alike.
     if ctx.velero.is_some() && kind_observed(ctx.snap, Kind::DataDownload) {
         for d in disks {

@@ -227,9 +227,13 @@ pub fn sentence(r: &RestoreView, findings: &[Finding], disks: &[DiskStory]) -> L
                 )
             };
             let l = if !touched(r) {
-                l.say(": nothing was touched, the disks still hold their pre-restore content")
+                l.say(": nothing was touched, the pre-restore content is still there")
             } else if !not.is_empty() {
-                l.say(" still hold their pre-restore content (what the restore moved aside is in the -orig PVCs)")
+                l.say(plural(
+                    not.len(),
+                    " still holds its pre-restore content (what the restore moved aside is in its -orig PVC)",
+                    " still hold their pre-restore content (what the restore moved aside is in the -orig PVCs)",
+                ))
             } else {
                 l
             };
@@ -274,7 +278,10 @@ pub fn sentence(r: &RestoreView, findings: &[Finding], disks: &[DiskStory]) -> L
         }
         Verdict::NeedsAttention => Line::ours("needs attention"),
         Verdict::AppDown => {
-            let l = Line::ours(format!("{}, but the application is still down: ", phase_word(r)));
+            let l = Line::ours(format!(
+                "{}, but the application is still down: ",
+                phase_word(r).to_lowercase()
+            ));
             match first_of(APP_DOWN) {
                 Some(f) => l.val(f.code.as_str()).say(": ").prose(&f.message),
                 None => l,
