@@ -382,7 +382,11 @@ mod tests {
             Kind::from_api("postgresql.cnpg.io/v1", "Backup"),
             Some(Kind::CnpgBackup)
         );
-        assert_eq!(Kind::from_api("velero.io/v1", "Backup"), None);
+        // Read since issue 25: a restore from a Velero Backup that is gone hangs forever.
+        assert_eq!(
+            Kind::from_api("velero.io/v1", "Backup"),
+            Some(Kind::VeleroBackup)
+        );
         assert_eq!(
             Kind::from_api("v1", "PersistentVolumeClaim"),
             Some(Kind::PersistentVolumeClaim)
