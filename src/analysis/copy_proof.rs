@@ -148,13 +148,7 @@ pub fn copy_proof(snap: &Snapshot, orig: &Obj<Pvc>) -> CopyProof {
     {
         return u;
     }
-    download_proof(
-        snap,
-        rj,
-        base,
-        restored.volume_name.as_deref(),
-        restored.meta.created,
-    )
+    download_proof(snap, rj, base, restored.volume_name.as_deref())
 }
 
 /// The last link: a Completed DataDownload of this restore's own Velero Restore into `base`.
@@ -163,7 +157,6 @@ fn download_proof(
     rj: &Obj<RestoreJob>,
     base: &str,
     restored_pv: Option<&str>,
-    restored_created: Option<Timestamp>,
 ) -> CopyProof {
     let ns = rj.meta.namespace.as_str();
     let name = &rj.meta.name;
@@ -208,14 +201,6 @@ fn download_proof(
     if !after_rj(dd.meta.created) {
         return CopyProof::NotProven(format!(
             "the DataDownload {} was created before RestoreJob {name}",
-            dd.meta.name
-        ));
-    }
-    if let (Some(done), Some(made)) = (dd.completed_at, restored_created)
-        && made > done
-    {
-        return CopyProof::NotProven(format!(
-            "the DataDownload {} completed at {done}, before the restored {base} was created ({made}): it filled an earlier PVC of that name",
             dd.meta.name
         ));
     }
