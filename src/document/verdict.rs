@@ -231,8 +231,8 @@ pub fn sentence(r: &RestoreView, findings: &[Finding], disks: &[DiskStory]) -> L
             } else if !not.is_empty() {
                 l.say(plural(
                     not.len(),
-                    " still holds its pre-restore content (what the restore moved aside is in its -orig PVC)",
-                    " still hold their pre-restore content (what the restore moved aside is in the -orig PVCs)",
+                    " still holds its pre-restore content",
+                    " still hold their pre-restore content",
                 ))
             } else {
                 l

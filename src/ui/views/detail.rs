@@ -106,20 +106,6 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
                 _ => t.text(),
             },
         ),
-        dim("  verdict "),
-        {
-            let v = crate::document::verdict::of(r, select::restore_findings(app, r));
-            Span::styled(
-                v.label(),
-                if v.is_bad() {
-                    t.text_danger()
-                } else if v == crate::document::verdict::Verdict::Healthy {
-                    t.text_ok()
-                } else {
-                    t.text()
-                },
-            )
-        },
         dim("  age "),
         val(format::age_since(app.now, r.created)),
     ];
@@ -154,7 +140,23 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
     } else if r.terminal {
         l2.push(Span::styled("  finished", t.text_ok()));
     }
-    let l3 = match &r.message {
+    // The one verdict (`document::verdict`), the same the report and `/report` give.
+    let v = crate::document::verdict::of(r, select::restore_findings(app, r));
+    let mut l3 = vec![
+        dim("verdict "),
+        Span::styled(
+            v.label(),
+            if v.is_bad() {
+                t.text_danger()
+            } else if v == crate::document::verdict::Verdict::Healthy {
+                t.text_ok()
+            } else {
+                t.text()
+            },
+        ),
+        dim("  "),
+    ];
+    l3.extend(match &r.message {
         Some(m) => vec![
             dim("message "),
             Span::styled(crate::text::one_line(m).into_owned(), t.text()),
@@ -165,7 +167,7 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
             dim("  -orig suffix "),
             val(r.hash.clone()),
         ],
-    };
+    });
     vec![Line::from(l1), Line::from(l2), Line::from(l3)]
 }
 
