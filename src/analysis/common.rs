@@ -94,6 +94,15 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
     let rj = ctx.rj;
 
     if rj.phase == RjPhase::Failed {
+        let moved = data_only_in_orig(ctx, &facts.releases);
+        let remedy = if moved.is_empty() {
+            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: `restorewatch action restart-restore` (or `a` on the restore) picks a name whose -orig names are free and creates it only after a clean preflight".to_string()
+        } else {
+            format!(
+                "A failed RestoreJob is never retried. The disks' data is only in {}: restore again under a new RestoreJob name first (`restorewatch action restart-restore`, or `a` on the restore), and resume the HelmReleases only once the disks hold the right data (resuming now re-creates empty disks under the original names)",
+                moved.join(", ")
+            )
+        };
         out.push(
             snap,
             Code::RestoreFailed,
@@ -105,7 +114,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
                 rj.message.as_deref().unwrap_or("(no message)"),
                 if facts.leftovers.is_empty() { String::new() } else { format!("; left behind: {}", facts.leftovers.join(", ")) }
             ),
-            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: `restorewatch action restart-restore` (or `a` on the restore) picks a name whose -orig names are free and creates it only after a clean preflight".into(),
+            remedy,
         );
     }
 
