@@ -112,7 +112,11 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
                 "{} failed: {}{}",
                 rj.meta.name,
                 rj.message.as_deref().unwrap_or("(no message)"),
-                if facts.leftovers.is_empty() { String::new() } else { format!("; left behind: {}", facts.leftovers.join(", ")) }
+                if facts.leftovers.is_empty() {
+                    String::new()
+                } else {
+                    format!("; left behind: {}", facts.leftovers.join(", "))
+                }
             ),
             remedy,
         );

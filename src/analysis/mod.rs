@@ -18,9 +18,9 @@ pub(crate) mod postgres;
 pub mod preflight;
 pub mod reclaim_policy;
 pub mod report;
+mod velero_backup;
 mod vm;
 mod vm_findings;
-mod velero_backup;
 mod vm_steps;
 
 pub use codes::{ActionKind, Code, Severity};

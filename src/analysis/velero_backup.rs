@@ -27,11 +27,7 @@ enum State {
 /// (and is not scoped to another namespace), or a file that holds at least one (a dump that
 /// lists none of the kind says nothing about it: kubectl was not asked for it).
 fn backups_readable(snap: &Snapshot) -> bool {
-    if snap
-        .scope
-        .as_deref()
-        .is_some_and(|s| s != VELERO_NAMESPACE)
-    {
+    if snap.scope.as_deref().is_some_and(|s| s != VELERO_NAMESPACE) {
         return false;
     }
     match snap.absence_known(Kind::VeleroBackup) {
@@ -77,9 +73,9 @@ pub(super) fn findings(ctx: &Ctx, out: &mut Findings) {
     let what = match state(ctx, name) {
         State::Present | State::Unknown => return,
         State::Missing(why) => format!("does not exist ({why})"),
-        State::Expired(at) => format!(
-            "expired at {at} (its TTL): Velero deletes it and refuses to restore from it"
-        ),
+        State::Expired(at) => {
+            format!("expired at {at} (its TTL): Velero deletes it and refuses to restore from it")
+        }
     };
     let when = if ctx.velero.is_some() {
         "Velero answers FailedValidation and the controller waits for it forever, with the application already taken apart"

@@ -126,14 +126,17 @@ pub(super) fn live_users_of_renamed(ctx: &Ctx, d: &Disk) -> Vec<String> {
     if !d.ours() {
         return Vec::new();
     }
-    let Some(original) = d.pvc.filter(|p| {
-        matches!((p.meta.created, ctx.rj.meta.created), (Some(c), Some(r)) if c < r)
-    }) else {
+    let Some(original) = d
+        .pvc
+        .filter(|p| matches!((p.meta.created, ctx.rj.meta.created), (Some(c), Some(r)) if c < r))
+    else {
         return Vec::new();
     };
     let taken = original.meta.deleted.is_some()
         || original.phase.as_deref() == Some("Lost")
-        || d.orig_pv.and_then(|pv| pv.claim_ref.as_ref()).is_some_and(|c| c.name == d.orig_name);
+        || d.orig_pv
+            .and_then(|pv| pv.claim_ref.as_ref())
+            .is_some_and(|c| c.name == d.orig_name);
     if !taken {
         return Vec::new();
     }
@@ -155,19 +158,19 @@ pub(super) fn live_users_of_renamed(ctx: &Ctx, d: &Disk) -> Vec<String> {
         })
         .collect();
     if users.is_empty() {
-        users = ctx
-            .snap
-            .pods
-            .in_namespace(ctx.ns)
-            .filter(|p| !p.is_finished())
-            .filter(|p| p.claims.iter().any(|c| c == &d.name))
-            .filter(|p| {
-                !p.meta.owners.iter().any(|o| {
-                    o.kind == "VirtualMachineInstance" && Some(&o.name) == own_vm.as_ref()
+        users =
+            ctx.snap
+                .pods
+                .in_namespace(ctx.ns)
+                .filter(|p| !p.is_finished())
+                .filter(|p| p.claims.iter().any(|c| c == &d.name))
+                .filter(|p| {
+                    !p.meta.owners.iter().any(|o| {
+                        o.kind == "VirtualMachineInstance" && Some(&o.name) == own_vm.as_ref()
+                    })
                 })
-            })
-            .map(|p| format!("Pod {} ({})", p.meta.name, p.phase.display()))
-            .collect();
+                .map(|p| format!("Pod {} ({})", p.meta.name, p.phase.display()))
+                .collect();
     }
     users
 }

@@ -543,7 +543,12 @@ fn not_restored(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
         .velero
         .and_then(|v| v.warnings)
         .filter(|w| *w > 0)
-        .map(|w| format!(" (Velero counted {w} warning{})", if w == 1 { "" } else { "s" }))
+        .map(|w| {
+            format!(
+                " (Velero counted {w} warning{})",
+                if w == 1 { "" } else { "s" }
+            )
+        })
         .unwrap_or_default();
     let outcome = if rj.phase == RjPhase::Succeeded {
         "Succeeded"
@@ -551,9 +556,9 @@ fn not_restored(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
         "progress"
     };
     for d in disks {
-        let existed = d.pvc.is_some_and(|p| {
-            matches!((p.meta.created, rj.meta.created), (Some(c), Some(r)) if c < r)
-        });
+        let existed = d.pvc.is_some_and(
+            |p| matches!((p.meta.created, rj.meta.created), (Some(c), Some(r)) if c < r),
+        );
         let problem = match d.download {
             None if none_at_all => format!(
                 "the Velero Restore has no DataDownload at all, so none for {} (an existing PVC is skipped){warned}",

@@ -316,8 +316,7 @@ fn dvs_never_deleted(ctx: &Ctx, disks: &[Disk]) -> Option<String> {
     }
     let rj_created = ctx.rj.meta.created?;
     let all_older = disks.iter().all(|d| {
-        d.dv
-            .and_then(|dv| dv.meta.created)
+        d.dv.and_then(|dv| dv.meta.created)
             .is_some_and(|c| c < rj_created)
     });
     all_older.then(|| {
@@ -352,10 +351,12 @@ fn never_suspended(
                 .as_deref()
                 .is_some_and(|m| m.contains("Suspended") && super::ctx::mentions(m, &h.meta.name))
         });
-        let unchanged = !h.meta.managed.is_empty()
-            && h.meta.last_change.is_some_and(|t| t < rj_created);
+        let unchanged =
+            !h.meta.managed.is_empty() && h.meta.last_change.is_some_and(|t| t < rj_created);
         h.is_suspended() == Some(false)
-            && h.meta.label(crate::model::names::LABEL_VELERO_RESTORE_NAME).is_none()
+            && h.meta
+                .label(crate::model::names::LABEL_VELERO_RESTORE_NAME)
+                .is_none()
             && !event
             && (unchanged || dvs_kept)
     });

@@ -109,7 +109,9 @@ pub fn of<'f>(r: &RestoreView, findings: impl IntoIterator<Item = &'f Finding>) 
         return Verdict::AppDown;
     }
     if !r.terminal {
-        let failed_step = r.current_step().is_some_and(|s| s.state == StepState::Failed);
+        let failed_step = r
+            .current_step()
+            .is_some_and(|s| s.state == StepState::Failed);
         return if failed_step || has(STUCK) {
             Verdict::Stuck
         } else {
@@ -139,9 +141,9 @@ fn verified(r: &RestoreView) -> bool {
 /// Whether any preparation step did something (a VMDisk restore of the release before the
 /// fixes, or a predecessor's Velero Restore, touch nothing).
 fn touched(r: &RestoreView) -> bool {
-    r.steps.iter().any(|s| {
-        TOUCHING.contains(&s.id) && matches!(s.state, StepState::Done | StepState::Failed)
-    })
+    r.steps
+        .iter()
+        .any(|s| TOUCHING.contains(&s.id) && matches!(s.state, StepState::Done | StepState::Failed))
 }
 
 /// Disks whose pre-restore content is gone: `disk-not-kept` where the pre-restore PVC no longer
@@ -162,10 +164,7 @@ fn lost_disks<'r>(r: &'r RestoreView, findings: &[&Finding]) -> Vec<&'r str> {
         .filter(|d| named.contains(&d.disk.as_str()))
         .filter(|d| match &d.pvc {
             None => true,
-            Some(p) => {
-                p.deleting
-                    || matches!((p.created, began), (Some(c), Some(b)) if c >= b)
-            }
+            Some(p) => p.deleting || matches!((p.created, began), (Some(c), Some(b)) if c >= b),
         })
         .map(|d| d.disk.as_str())
         .collect()
@@ -205,7 +204,10 @@ pub fn sentence(r: &RestoreView, findings: &[Finding], disks: &[DiskStory]) -> L
         Verdict::DataLost => {
             let lost = lost_disks(r, &refs);
             join(
-                Line::ours(format!("data lost: {}", plural(lost.len(), "disk ", "disks "))),
+                Line::ours(format!(
+                    "data lost: {}",
+                    plural(lost.len(), "disk ", "disks ")
+                )),
                 names(&lost),
             )
             .say(" not kept and the pre-restore PVC is gone")
@@ -222,7 +224,10 @@ pub fn sentence(r: &RestoreView, findings: &[Finding], disks: &[DiskStory]) -> L
                 Line::ours("not restored")
             } else {
                 join(
-                    Line::ours(format!("not restored: {}", plural(not.len(), "disk ", "disks "))),
+                    Line::ours(format!(
+                        "not restored: {}",
+                        plural(not.len(), "disk ", "disks ")
+                    )),
                     names(&not),
                 )
             };
