@@ -88,4 +88,11 @@ fn data_lost_only_where_the_pre_restore_disk_is_gone() {
     );
     assert!(!line.contains("data lost"), "{line}");
     assert_eq!(json, "needs-attention");
+    // Not kept, and the live PVC deleted since (Velero restored a new one): that is lost.
+    let (line, json) = verdicts(
+        "disk-not-kept/original-deleted-velero-restored.yaml",
+        "2026-11-20T10:30:00Z",
+    );
+    assert!(line.contains("data lost") && line.contains("vm-disk-data"), "{line}");
+    assert_eq!(json, "data-lost");
 }
