@@ -93,6 +93,9 @@ fn data_lost_only_where_the_pre_restore_disk_is_gone() {
         "disk-not-kept/original-deleted-velero-restored.yaml",
         "2026-11-20T10:30:00Z",
     );
-    assert!(line.contains("data lost") && line.contains("vm-disk-data"), "{line}");
+    assert!(
+        line.contains("data lost") && line.contains("vm-disk-data"),
+        "{line}"
+    );
     assert_eq!(json, "data-lost");
 }

@@ -601,8 +601,14 @@ fn not_restored(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
             )
         } else {
             let what = if existed {
+                let option = match rj.options.fail_if_target_exists {
+                    crate::model::Field::Known(false) => {
+                        "failIfTargetExists: false does not overwrite"
+                    }
+                    _ => "Velero does not overwrite an existing PVC",
+                };
                 format!(
-                    "{ns}/{} existed before the restore and was kept as it was (failIfTargetExists: false does not overwrite)",
+                    "{ns}/{} existed before the restore and was kept as it was ({option})",
                     d.name
                 )
             } else {
