@@ -38,6 +38,9 @@ struct Case {
     /// Load problems the file must report (deliberately broken documents).
     #[serde(default)]
     load_problems: Option<usize>,
+    /// The one verdict (`document::verdict`) on the restore `verdict_of` (`namespace/name`).
+    verdict: Option<String>,
+    verdict_of: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -173,6 +176,21 @@ fn every_fixture_meets_its_expectations() {
                             )),
                             _ => {}
                         }
+                    }
+                }
+            }
+        }
+        if let (Some(want), Some(of)) = (&case.verdict, &case.verdict_of) {
+            match report.restores.iter().find(|r| &r.id.to_string() == of) {
+                None => failures.push(format!("{}: no restore {of} for the verdict", case.file)),
+                Some(r) => {
+                    let got = restorewatch::document::verdict::of(r, report.findings_for(&r.id));
+                    if got.as_str() != want {
+                        failures.push(format!(
+                            "{}: {of} verdict is {}, expected {want}",
+                            case.file,
+                            got.as_str()
+                        ));
                     }
                 }
             }

@@ -311,7 +311,8 @@ async fn report_000_reads_the_failed_keep_the_deleted_disk_and_a_success_that_re
     );
     assert_eq!(
         s.verdict.plain(),
-        "data lost: disk vm-disk-data not restored although the RestoreJob succeeded"
+        // Not "data lost": nothing was deleted, the disk was merely not restored (issue 25).
+        "not restored: disk vm-disk-data still holds its pre-restore content although the RestoreJob succeeded"
     );
     // The timeline's order within one second depends on the speed the scenario is played at
     // (Events carry whole seconds, the watch its own clock): the golden holds the rest.

@@ -71,6 +71,9 @@ codes! {
     VeleroRestoreFailed = "velero-restore-failed", Error, None, "Velero Restore failed";
     VeleroRestoreStale = "velero-restore-stale", Error, None, "Velero Restore left by a predecessor: nothing restored";
     OrigBindStuck = "orig-bind-stuck", Warning, None, "renamed disk never bound to its -orig PVC";
+    VeleroRestoreRejected = "velero-restore-rejected", Error, None, "Velero rejected the Restore: the controller waits forever";
+    VeleroBackupMissing = "velero-backup-missing", Error, None, "the Velero Backup to restore from is missing or expired";
+    MountedDiskRenamed = "mounted-disk-renamed", Error, None, "disk renamed under a running VM";
     ServernameReverted = "servername-reverted", Error, Some(ActionKind::FixServername), "archive serverName reverted";
     ServernameCollision = "servername-collision", Error, None, "archive and recovery share one WAL prefix";
     ObjectstoreOwnerStale = "objectstore-owner-stale", Error, None, "ObjectStore owned by a purged Cluster";
@@ -156,6 +159,6 @@ mod tests {
             assert!(seen.insert(c.as_str()), "duplicate {c}");
             assert_eq!(Code::parse(c.as_str()), Some(*c));
         }
-        assert_eq!(Code::ALL.len(), 28);
+        assert_eq!(Code::ALL.len(), 31);
     }
 }

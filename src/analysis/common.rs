@@ -94,6 +94,15 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
     let rj = ctx.rj;
 
     if rj.phase == RjPhase::Failed {
+        let moved = data_only_in_orig(ctx, &facts.releases);
+        let remedy = if moved.is_empty() {
+            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: `restorewatch action restart-restore` (or `a` on the restore) picks a name whose -orig names are free and creates it only after a clean preflight".to_string()
+        } else {
+            format!(
+                "A failed RestoreJob is never retried. The disks' data is only in {}: restore again under a new RestoreJob name first (`restorewatch action restart-restore`, or `a` on the restore), and resume the HelmReleases only once the disks hold the right data (resuming now re-creates empty disks under the original names)",
+                moved.join(", ")
+            )
+        };
         out.push(
             snap,
             Code::RestoreFailed,
@@ -103,9 +112,13 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
                 "{} failed: {}{}",
                 rj.meta.name,
                 rj.message.as_deref().unwrap_or("(no message)"),
-                if facts.leftovers.is_empty() { String::new() } else { format!("; left behind: {}", facts.leftovers.join(", ")) }
+                if facts.leftovers.is_empty() {
+                    String::new()
+                } else {
+                    format!("; left behind: {}", facts.leftovers.join(", "))
+                }
             ),
-            "A failed RestoreJob is never retried: fix the cause, undo what it left (resume HelmReleases, start the VM), then restore again under a new RestoreJob name: `restorewatch action restart-restore` (or `a` on the restore) picks a name whose -orig names are free and creates it only after a clean preflight".into(),
+            remedy,
         );
     }
 
@@ -113,6 +126,7 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
         && !facts.other_active_on_app
         && !ctx.superseded
     {
+        let only_in_orig = data_only_in_orig(ctx, &facts.releases);
         for r in &facts.releases {
             if let Some(hr) = snap.helm_releases.get(ctx.ns, r)
                 && hr.is_suspended() == Some(true)
@@ -127,7 +141,13 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
                         rj.meta.name,
                         if rj.meta.deleted.is_some() { "being deleted".to_string() } else { rj.phase.as_str().to_string() }
                     ),
-                    format!("Resume it (the resume-release action, or flux resume helmrelease {r} -n {})", ctx.ns),
+                    match only_in_orig.as_slice() {
+                        [] => format!("Resume it (the resume-release action, or flux resume helmrelease {r} -n {})", ctx.ns),
+                        moved => format!(
+                            "Do not resume it yet: the disks' data is only in {} and no PVC of the original name exists, so resuming the disks' HelmReleases makes Flux render their DataVolumes again and CDI creates new disks under the original names (empty or freshly imported), and the VM would start on them. Restore again under a new RestoreJob name first (restorewatch action restart-restore), or move the data back by hand; resume (the resume-release action) only once the disks hold the right data",
+                            moved.join(", ")
+                        ),
+                    },
                 );
             }
         }
@@ -181,4 +201,23 @@ pub fn restore_findings(ctx: &Ctx, facts: &RestoreFacts, out: &mut Findings) {
             "Look at the current step and the controller's log (the backup controller in cozy-backup-controller); the Velero path has no deadline".into(),
         );
     }
+}
+
+/// The `-orig` PVCs (of this RestoreJob's name) of disks among `releases` whose original PVC is
+/// gone: after a failure past the rename (dump 08: the ConfigMap refused) the data lives only
+/// there, and resuming the disks' HelmReleases re-creates empty disks under the original names.
+/// Empty when the PVCs could not be read.
+fn data_only_in_orig(ctx: &Ctx, releases: &[String]) -> Vec<String> {
+    if ctx.driver != Driver::Velero
+        || !super::disks::kind_observed(ctx.snap, Kind::PersistentVolumeClaim)
+    {
+        return Vec::new();
+    }
+    releases
+        .iter()
+        .filter(|r| r.starts_with("vm-disk-"))
+        .filter(|r| ctx.snap.pvcs.get(ctx.ns, r).is_none())
+        .map(|r| crate::model::names::orig_pvc_name(r, &ctx.rj.meta.name))
+        .filter(|o| ctx.snap.pvcs.get(ctx.ns, o).is_some())
+        .collect()
 }

@@ -132,6 +132,13 @@ pub fn copy_proof(snap: &Snapshot, orig: &Obj<Pvc>) -> CopyProof {
             restored.phase.display()
         ));
     }
+    // A restored PVC on its way out is no copy: once it and the -orig PVC are both deleted,
+    // nothing is left.
+    if let Some(at) = restored.meta.deleted {
+        return CopyProof::NotProven(format!(
+            "the restored {base} is being deleted (deletionTimestamp {at}): it will not stay as the copy"
+        ));
+    }
     if restored.meta.created.is_none_or(|c| c < started) {
         return CopyProof::NotProven(format!(
             "{base} was not created after RestoreJob {name} started: it is not the restored disk"
@@ -141,18 +148,24 @@ pub fn copy_proof(snap: &Snapshot, orig: &Obj<Pvc>) -> CopyProof {
     {
         return u;
     }
-    download_proof(snap, rj, base)
+    download_proof(snap, rj, base, restored.volume_name.as_deref())
 }
 
 /// The last link: a Completed DataDownload of this restore's own Velero Restore into `base`.
-fn download_proof(snap: &Snapshot, rj: &Obj<RestoreJob>, base: &str) -> CopyProof {
+fn download_proof(
+    snap: &Snapshot,
+    rj: &Obj<RestoreJob>,
+    base: &str,
+    restored_pv: Option<&str>,
+) -> CopyProof {
     let ns = rj.meta.namespace.as_str();
     let name = &rj.meta.name;
     let after_rj =
         |t: Option<Timestamp>| matches!((t, rj.meta.created), (Some(t), Some(c)) if t >= c);
     let into_base = |d: &&Arc<Obj<DataDownload>>| {
-        d.target_pvc.as_deref() == Some(base)
-            && d.target_namespace.as_deref().is_none_or(|n| n == ns)
+        // Proof needs the DataDownload to name this namespace: one that names none may have
+        // filled a PVC of the same name anywhere.
+        d.target_pvc.as_deref() == Some(base) && d.target_namespace.as_deref() == Some(ns)
     };
     let (own, older): (Vec<_>, Vec<_>) = velero_restores_for(snap, ns, name)
         .into_iter()
@@ -188,6 +201,17 @@ fn download_proof(snap: &Snapshot, rj: &Obj<RestoreJob>, base: &str) -> CopyProo
     if !after_rj(dd.meta.created) {
         return CopyProof::NotProven(format!(
             "the DataDownload {} was created before RestoreJob {name}",
+            dd.meta.name
+        ));
+    }
+    // Velero names the volume it filled: one that is not the restored PVC's went into another
+    // PVC of the same name (deleted and re-created since), which proves nothing for this one.
+    if let (Some(filled), Some(bound)) = (dd.target_pv.as_deref(), restored_pv)
+        && !filled.is_empty()
+        && filled != bound
+    {
+        return CopyProof::NotProven(format!(
+            "the DataDownload {} filled PV {filled}, but the restored {base} is bound to {bound}: it went into another PVC",
             dd.meta.name
         ));
     }

@@ -19,6 +19,7 @@ pub(crate) mod postgres;
 pub mod preflight;
 pub mod reclaim_policy;
 pub mod report;
+mod velero_backup;
 mod vm;
 mod vm_findings;
 mod vm_steps;

@@ -50,6 +50,7 @@ pub fn analyze_vm<'a>(ctx: &Ctx<'a>, out: &mut Findings) -> VmOutcome<'a> {
     let disks = build_disks(ctx, names);
     let steps = super::vm_steps::steps(ctx, &disks, unknown_disks(&source), keeps);
     super::vm_findings::findings(ctx, &disks, keeps, out);
+    super::velero_backup::findings(ctx, out);
     VmOutcome {
         steps,
         disks,
@@ -115,4 +116,61 @@ pub fn leftovers(ctx: &Ctx, disks: &[Disk]) -> Vec<String> {
         left.push(format!("-orig PVC {}", d.orig_name));
     }
     left
+}
+
+/// What still runs on a disk's pre-restore PVC once the rename took it (our `-orig` PVC exists
+/// and the original, from before the RestoreJob, is being deleted, `Lost`, or no longer claimed
+/// by its PV): VirtualMachines of any application whose VMI exists, else Pods. The restore's
+/// own VM is left to `vm-not-halted`. Empty when nothing does or the rename did not start.
+pub(super) fn live_users_of_renamed(ctx: &Ctx, d: &Disk) -> Vec<String> {
+    if !d.ours() {
+        return Vec::new();
+    }
+    let Some(original) = d
+        .pvc
+        .filter(|p| matches!((p.meta.created, ctx.rj.meta.created), (Some(c), Some(r)) if c < r))
+    else {
+        return Vec::new();
+    };
+    let taken = original.meta.deleted.is_some()
+        || original.phase.as_deref() == Some("Lost")
+        || d.orig_pv
+            .and_then(|pv| pv.claim_ref.as_ref())
+            .is_some_and(|c| c.name == d.orig_name);
+    if !taken {
+        return Vec::new();
+    }
+    let own_vm = ctx.is_vm_instance().then(|| ctx.vm_name()).flatten();
+    let mut users: Vec<String> = ctx
+        .snap
+        .vms
+        .in_namespace(ctx.ns)
+        .filter(|vm| Some(&vm.meta.name) != own_vm.as_ref())
+        .filter(|vm| vm.disk_claims.iter().any(|c| c == &d.name))
+        .filter_map(|vm| {
+            let vmi = ctx.snap.vmis.get(ctx.ns, &vm.meta.name)?;
+            Some(format!(
+                "VM {} (VMI {}, runStrategy {})",
+                vm.meta.name,
+                vmi.phase.display(),
+                vm.run_strategy.display()
+            ))
+        })
+        .collect();
+    if users.is_empty() {
+        users =
+            ctx.snap
+                .pods
+                .in_namespace(ctx.ns)
+                .filter(|p| !p.is_finished())
+                .filter(|p| p.claims.iter().any(|c| c == &d.name))
+                .filter(|p| {
+                    !p.meta.owners.iter().any(|o| {
+                        o.kind == "VirtualMachineInstance" && Some(&o.name) == own_vm.as_ref()
+                    })
+                })
+                .map(|p| format!("Pod {} ({})", p.meta.name, p.phase.display()))
+                .collect();
+    }
+    users
 }

@@ -6,7 +6,7 @@ use super::ctx::{Ctx, human};
 use super::disks::{Disk, Rename, downloads, kind_observed};
 use super::emit::Findings;
 use super::report::ObjRef;
-use super::vm::{half_done_settled, leftovers, past};
+use super::vm::{half_done_settled, leftovers, live_users_of_renamed, past};
 use crate::model::objects::{RjPhase, VeleroRestore};
 use crate::model::ownership::{OrigOwner, orig_owner};
 use crate::model::{Kind, Obj};
@@ -279,6 +279,7 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Finding
 
     if keeps {
         super::bind_wait::findings(ctx, disks, out);
+        mounted_renamed(ctx, disks, out);
     }
 
     if let Some(old) = ctx.stale_velero {
@@ -291,50 +292,13 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Finding
         .is_some_and(|v| v.phase.as_deref() == Some("Completed"));
     // DataDownloads count as read when their API group was (a dump holding the Velero Restore
     // but no DataDownload at all is the one-disk VM that lost the race: Velero skipped its
-    // only disk), never when the live watch of the kind has not listed.
-    if ctx.in_place
-        && ctx.velero.is_some()
+    // only disk), never when the live watch of the kind has not listed. Copies alike: Velero
+    // skips a PVC that exists in the target namespace, it never overwrites it.
+    if ctx.velero.is_some()
         && kind_observed(snap, Kind::DataDownload)
         && (velero_completed || rj.phase == RjPhase::Succeeded)
     {
-        let none_at_all = downloads(ctx).is_empty();
-        for d in disks {
-            let problem = match d.download {
-                None if none_at_all => Some(format!(
-                    "the Velero Restore has no DataDownload at all, so none for {} (an existing PVC is skipped)",
-                    d.name
-                )),
-                None => Some(format!(
-                    "Velero created no DataDownload for {} (an existing PVC is skipped)",
-                    d.name
-                )),
-                Some(dd) if dd.is_failed() => Some(format!(
-                    "DataDownload {} for {} is {}",
-                    dd.meta.name,
-                    d.name,
-                    dd.phase.display()
-                )),
-                _ => None,
-            };
-            if let Some(p) = problem {
-                let mut objects = vec![pvc_ref(ctx.ns, &d.name)];
-                if let Some(v) = ctx.velero {
-                    objects.push(ObjRef::new(
-                        Kind::VeleroRestore,
-                        &v.meta.namespace,
-                        &v.meta.name,
-                    ));
-                }
-                out.push(
-                    snap,
-                    Code::DiskNotRestored,
-                    id,
-                    objects,
-                    format!("{p}: the disk still holds its pre-restore content although the restore reports {}", if rj.phase == RjPhase::Succeeded { "Succeeded" } else { "progress" }),
-                    format!("Restore {} again (a new RestoreJob) once the cause is understood; the -orig PVC {} may hold the current data", d.name, d.orig_name),
-                );
-            }
-        }
+        not_restored(ctx, disks, out);
     }
 
     // vm-not-halted / vm-halt-stuck
@@ -427,6 +391,8 @@ pub(super) fn findings(ctx: &Ctx, disks: &[Disk], keeps: bool, out: &mut Finding
                 ),
                 format!("velero restore describe {} -n {} --details; resume the HelmReleases and restart the VM once the disks are checked", v.meta.name, v.meta.namespace),
             );
+        } else if v.is_rejected() && !terminal {
+            rejected_restore(ctx, disks, v, out);
         } else if !v.is_terminal() && !terminal {
             let last = std::iter::once(v.meta.last_change.or(v.meta.created))
                 .chain(
@@ -518,6 +484,197 @@ fn stale_restore(ctx: &Ctx, disks: &[Disk], old: &Obj<VeleroRestore>, out: &mut 
             format!(
                 "Nothing of {} was touched: restore it again under a new RestoreJob name (see velero-restore-stale)",
                 d.name
+            ),
+        );
+    }
+}
+
+/// `velero-restore-rejected`: Velero refused the Restore for good while the controller, which
+/// ends a restore only on `Completed`/`Failed`/`PartiallyFailed`, waits for it forever with the
+/// application taken apart. Nothing changes by waiting, so it is an error at once.
+fn rejected_restore(ctx: &Ctx, disks: &[Disk], v: &Obj<VeleroRestore>, out: &mut Findings) {
+    let vref = ObjRef::new(Kind::VeleroRestore, &v.meta.namespace, &v.meta.name);
+    let why = if v.validation_errors.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", v.validation_errors.join("; "))
+    };
+    let left = leftovers(ctx, disks);
+    let kept: Vec<&str> = disks
+        .iter()
+        .filter(|d| d.ours())
+        .map(|d| d.orig_name.as_str())
+        .collect();
+    let data = if kept.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The current disks live only in {}: do not delete them, and do not resume the disks' HelmReleases before the disks are back (they would re-create empty disks under the original names).",
+            kept.join(", ")
+        )
+    };
+    out.push(
+        ctx.snap,
+        Code::VeleroRestoreRejected,
+        Some(&ctx.id),
+        vec![vref, ctx.rj_ref()],
+        format!(
+            "Velero Restore {} is {}{why}: Velero will never run it, and the controller ends a restore only on Completed, Failed or PartiallyFailed, so {} stays Running forever{}",
+            v.meta.name,
+            v.phase.display(),
+            ctx.rj.meta.name,
+            if left.is_empty() { String::new() } else { format!("; left behind: {}", left.join(", ")) }
+        ),
+        format!(
+            "Waiting changes nothing. Fix the cause (a missing or expired Velero Backup: restore from a Backup whose Velero Backup exists, see velero-backup-missing), then restore again under a new RestoreJob name (restorewatch action restart-restore) and delete {} afterwards (deleting it undoes nothing).{data}",
+            ctx.rj.meta.name
+        ),
+    );
+}
+
+/// `disk-not-restored` on every disk of a finished Velero Restore that got no successful
+/// DataDownload: Velero skipped it (an existing PVC is skipped, not overwritten) or its
+/// download failed.
+fn not_restored(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
+    let rj = ctx.rj;
+    let ns = ctx.dest_ns();
+    let none_at_all = downloads(ctx).is_empty();
+    let warned = ctx
+        .velero
+        .and_then(|v| v.warnings)
+        .filter(|w| *w > 0)
+        .map(|w| {
+            format!(
+                " (Velero counted {w} warning{})",
+                if w == 1 { "" } else { "s" }
+            )
+        })
+        .unwrap_or_default();
+    let outcome = if rj.phase == RjPhase::Succeeded {
+        "Succeeded"
+    } else {
+        "progress"
+    };
+    for d in disks {
+        let existed = d.pvc.is_some_and(
+            |p| matches!((p.meta.created, rj.meta.created), (Some(c), Some(r)) if c < r),
+        );
+        let problem = match d.download {
+            None if none_at_all => format!(
+                "the Velero Restore has no DataDownload at all, so none for {} (an existing PVC is skipped){warned}",
+                d.name
+            ),
+            None => format!(
+                "Velero created no DataDownload for {} (an existing PVC is skipped){warned}",
+                d.name
+            ),
+            Some(dd) if dd.is_failed() => format!(
+                "DataDownload {} for {} is {}",
+                dd.meta.name,
+                d.name,
+                dd.phase.display()
+            ),
+            _ => continue,
+        };
+        let mut objects = vec![pvc_ref(ns, &d.name)];
+        if let Some(v) = ctx.velero {
+            objects.push(ObjRef::new(
+                Kind::VeleroRestore,
+                &v.meta.namespace,
+                &v.meta.name,
+            ));
+        }
+        let (message, remedy) = if ctx.in_place {
+            let holds = if d.ours() {
+                format!("; the -orig PVC {} may hold the current data", d.orig_name)
+            } else {
+                String::new()
+            };
+            (
+                format!(
+                    "{problem}: the disk still holds its pre-restore content although the restore reports {outcome}"
+                ),
+                format!(
+                    "Restore {} again (a new RestoreJob) once the cause is understood{holds}",
+                    d.name
+                ),
+            )
+        } else {
+            let what = if existed {
+                let option = match rj.options.fail_if_target_exists {
+                    crate::model::Field::Known(false) => {
+                        "failIfTargetExists: false does not overwrite"
+                    }
+                    _ => "Velero does not overwrite an existing PVC",
+                };
+                format!(
+                    "{ns}/{} existed before the restore and was kept as it was ({option})",
+                    d.name
+                )
+            } else {
+                format!("{ns}/{} holds no restored data", d.name)
+            };
+            (
+                format!(
+                    "{problem}: the copy's disk is not the backup's data although the restore reports {outcome}; {what}"
+                ),
+                format!(
+                    "Restore the copy into a namespace where {} does not exist (or delete that PVC first if it holds nothing needed), under a new RestoreJob",
+                    d.name
+                ),
+            )
+        };
+        out.push(
+            ctx.snap,
+            Code::DiskNotRestored,
+            Some(&ctx.id),
+            objects,
+            message,
+            remedy,
+        );
+    }
+}
+
+/// `mounted-disk-renamed`: the controller (before the fixes) renamed a disk that a running VM
+/// of another application mounts, without halting it: the original PVC stays `Terminating` /
+/// `Lost` while the VM runs, and the VM loses its disk when it next stops or migrates.
+fn mounted_renamed(ctx: &Ctx, disks: &[Disk], out: &mut Findings) {
+    for d in disks {
+        let users = live_users_of_renamed(ctx, d);
+        if users.is_empty() {
+            continue;
+        }
+        let original = d.pvc.map(|p| {
+            let state = if p.meta.deleted.is_some() {
+                format!("Terminating, {}", p.phase.display())
+            } else {
+                p.phase.display().to_string()
+            };
+            format!("{} is {state}", p.meta.name)
+        });
+        let mut objects = vec![pvc_ref(ctx.ns, &d.name), pvc_ref(ctx.ns, &d.orig_name)];
+        objects.extend(
+            users
+                .iter()
+                .filter_map(|u| u.strip_prefix("VM "))
+                .filter_map(|u| u.split_whitespace().next())
+                .map(|vm| ObjRef::new(Kind::VirtualMachine, ctx.ns, vm)),
+        );
+        out.push(
+            ctx.snap,
+            Code::MountedDiskRenamed,
+            Some(&ctx.id),
+            objects,
+            format!(
+                "{} was renamed to {} while {} still runs on it{}: that VM loses its disk as soon as it stops or moves (the PV now belongs to the -orig PVC), and the restore will overwrite what it writes",
+                d.name,
+                d.orig_name,
+                users.join(", "),
+                original.map(|o| format!(" ({o})")).unwrap_or_default()
+            ),
+            format!(
+                "Stop every VM that mounts {} now (virtctl stop VM -n {}) and keep it stopped until the restore is over and checked; do not delete {} (it holds the disk's pre-restore data). Restore a disk shared with a running VM only after halting that VM",
+                d.name, ctx.ns, d.orig_name
             ),
         );
     }

@@ -39,6 +39,8 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>, keeps: boo
         .filter(|h| h.is_suspended() == Some(true))
         .count();
     let copy = !ctx.in_place;
+    let kept_dvs = dvs_never_deleted(ctx, disks);
+    let never_suspended = never_suspended(ctx, &releases, &hrs, kept_dvs.is_some());
     let st = if copy {
         step(
             StepId::SuspendReleases,
@@ -47,6 +49,8 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>, keeps: boo
         )
     } else if !validated {
         step(StepId::SuspendReleases, Pending, "")
+    } else if let Some(why) = never_suspended {
+        step(StepId::SuspendReleases, Skipped, why)
     } else if succeeded || past.any() {
         step(
             StepId::SuspendReleases,
@@ -163,6 +167,8 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>, keeps: boo
             Skipped,
             "copy restore: the DataVolumes stay",
         )
+    } else if let Some(why) = kept_dvs {
+        step(StepId::DeleteDatavolumes, Skipped, why)
     } else if past.velero || succeeded {
         step(
             StepId::DeleteDatavolumes,
@@ -300,6 +306,68 @@ pub(super) fn steps(ctx: &Ctx, disks: &[Disk], unknown: Option<&str>, keeps: boo
     steps
 }
 
+/// Why the controller is known not to have deleted the disks' DataVolumes although it went
+/// on to Velero: every one is still the DataVolume that existed before the RestoreJob (Velero
+/// re-creates a deleted one, newer). What the release before the fixes does for a VMDisk.
+fn dvs_never_deleted(ctx: &Ctx, disks: &[Disk]) -> Option<String> {
+    let went_on = ctx.velero.is_some() || ctx.rj.phase == RjPhase::Succeeded;
+    if !went_on || disks.is_empty() || !kind_observed(ctx.snap, Kind::DataVolume) {
+        return None;
+    }
+    let rj_created = ctx.rj.meta.created?;
+    let all_older = disks.iter().all(|d| {
+        d.dv.and_then(|dv| dv.meta.created)
+            .is_some_and(|c| c < rj_created)
+    });
+    all_older.then(|| {
+        format!(
+            "not done: DataVolume {} still the one from before the restore: the controller never deleted it",
+            disks
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// Why the controller is known not to have suspended the HelmReleases, when the objects say
+/// so: none is suspended, none was re-applied by Velero, no event says it suspended one, and
+/// either their managedFields show no write since the RestoreJob was created or the DataVolumes
+/// the controller deletes right after suspending were never deleted.
+fn never_suspended(
+    ctx: &Ctx,
+    releases: &[String],
+    hrs: &[&std::sync::Arc<Obj<crate::model::objects::HelmRelease>>],
+    dvs_kept: bool,
+) -> Option<String> {
+    if releases.is_empty() || hrs.len() != releases.len() {
+        return None;
+    }
+    let rj_created = ctx.rj.meta.created?;
+    let untouched = hrs.iter().all(|h| {
+        let event = ctx.events.iter().any(|e| {
+            e.message
+                .as_deref()
+                .is_some_and(|m| m.contains("Suspended") && super::ctx::mentions(m, &h.meta.name))
+        });
+        let unchanged =
+            !h.meta.managed.is_empty() && h.meta.last_change.is_some_and(|t| t < rj_created);
+        h.is_suspended() == Some(false)
+            && h.meta
+                .label(crate::model::names::LABEL_VELERO_RESTORE_NAME)
+                .is_none()
+            && !event
+            && (unchanged || dvs_kept)
+    });
+    untouched.then(|| {
+        format!(
+            "not done: HelmRelease {} never suspended (no Suspended event, unchanged since before the restore)",
+            releases.join(", ")
+        )
+    })
+}
+
 /// Every step of a restore whose only Velero Restore predates it (see `Ctx::stale_velero`).
 fn stale_steps(ctx: &Ctx, old: &VeleroRestore) -> Vec<Step> {
     let rj = ctx.rj;
@@ -401,6 +469,16 @@ fn keep_disks_step(ctx: &Ctx, disks: &[Disk], halt_done: bool, past: &Past) -> S
                     waiting += 1;
                 }
             }
+        }
+    }
+    for d in disks {
+        let users = super::vm::live_users_of_renamed(ctx, d);
+        if !users.is_empty() {
+            problems.push(format!(
+                "{}: renamed while {} still runs on it",
+                d.name,
+                users.join(", ")
+            ));
         }
     }
     if !problems.is_empty() {
@@ -569,7 +647,20 @@ fn verify_step(ctx: &Ctx, disks: &[Disk], releases: &[String]) -> Step {
             broken.push(format!("{} {}", o.meta.name, o.phase.display()));
         }
     }
-    if ctx.in_place && ctx.velero.is_some() && kind_observed(ctx.snap, Kind::DataDownload) {
+    // A restored disk that is gone or going is not back, whatever filled it.
+    if ctx.velero.is_some() && kind_observed(ctx.snap, Kind::PersistentVolumeClaim) {
+        for d in disks.iter().filter(|d| d.download.is_some()) {
+            match d.pvc {
+                None => broken.push(format!("{} gone after the restore", d.name)),
+                Some(p) if p.meta.deleted.is_some() => {
+                    broken.push(format!("{} being deleted", d.name))
+                }
+                _ => {}
+            }
+        }
+    }
+    // Where Velero skipped a disk (it never overwrites an existing PVC), copies alike.
+    if ctx.velero.is_some() && kind_observed(ctx.snap, Kind::DataDownload) {
         for d in disks {
             match d.download {
                 None => broken.push(format!("{} not restored (no DataDownload)", d.name)),

@@ -23,6 +23,8 @@ struct JsonRestore<'a> {
     target: Option<&'a crate::analysis::TargetRef>,
     in_place: bool,
     phase: &'a str,
+    /// The one verdict (`document::verdict`), the same the report and the dashboard show.
+    verdict: super::verdict::Verdict,
     steps: &'a [crate::analysis::Step],
     history: &'a [crate::analysis::HistoryEntry],
 }
@@ -40,6 +42,7 @@ pub fn json(report: &Report) -> String {
                 target: r.target.as_ref(),
                 in_place: r.in_place,
                 phase: &r.phase,
+                verdict: super::verdict::of(r, report.findings_for(&r.id)),
                 steps: &r.steps,
                 history: &r.history,
             })

@@ -12,4 +12,4 @@ pub mod story;
 mod story_disks;
 pub mod story_markdown;
 mod story_timeline;
-mod verdict;
+pub mod verdict;

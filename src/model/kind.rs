@@ -20,6 +20,7 @@ pub enum Kind {
     HelmRelease,
     VeleroRestore,
     DataDownload,
+    VeleroBackup,
     CnpgCluster,
     CnpgBackup,
     ObjectStore,
@@ -263,6 +264,18 @@ pub const KINDS: &[KindInfo] = &[
         "DataDownload",
     ),
     info(
+        Kind::VeleroBackup,
+        "Backup",
+        "velero.io",
+        "v1",
+        "backups",
+        "backup",
+        true,
+        false,
+        &[],
+        "Velero Backup",
+    ),
+    info(
         Kind::CnpgCluster,
         "Cluster",
         "postgresql.cnpg.io",
@@ -369,7 +382,11 @@ mod tests {
             Kind::from_api("postgresql.cnpg.io/v1", "Backup"),
             Some(Kind::CnpgBackup)
         );
-        assert_eq!(Kind::from_api("velero.io/v1", "Backup"), None);
+        // Read since issue 25: a restore from a Velero Backup that is gone hangs forever.
+        assert_eq!(
+            Kind::from_api("velero.io/v1", "Backup"),
+            Some(Kind::VeleroBackup)
+        );
         assert_eq!(
             Kind::from_api("v1", "PersistentVolumeClaim"),
             Some(Kind::PersistentVolumeClaim)

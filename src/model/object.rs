@@ -104,6 +104,7 @@ any_object! {
     HelmRelease => HelmRelease,
     VeleroRestore => VeleroRestore,
     DataDownload => DataDownload,
+    VeleroBackup => VeleroBackup,
     CnpgCluster => CnpgCluster,
     CnpgBackup => CnpgBackup,
     ObjectStore => ObjectStore,

@@ -502,6 +502,7 @@ impl Terms for Obj<StorageClass> {}
 impl Terms for Obj<Pod> {}
 impl Terms for Obj<RestoreJob> {}
 impl Terms for Obj<Backup> {}
+impl Terms for Obj<VeleroBackup> {}
 impl Terms for Obj<DataVolume> {}
 impl Terms for Obj<VirtualMachine> {}
 impl Terms for Obj<Vmi> {}
@@ -526,6 +527,7 @@ snapshot! {
     helm_releases: HelmRelease => HelmRelease,
     velero_restores: VeleroRestore => VeleroRestore,
     data_downloads: DataDownload => DataDownload,
+    velero_backups: VeleroBackup => VeleroBackup,
     clusters: CnpgCluster => CnpgCluster,
     cnpg_backups: CnpgBackup => CnpgBackup,
     object_stores: ObjectStore => ObjectStore,

@@ -239,7 +239,11 @@ fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
     let mut out = BTreeSet::new();
     for (kind, key) in &changes.objects {
         match kind {
-            Kind::VeleroRestore | Kind::DataDownload | Kind::StorageClass | Kind::Namespace => {
+            Kind::VeleroRestore
+            | Kind::DataDownload
+            | Kind::VeleroBackup
+            | Kind::StorageClass
+            | Kind::Namespace => {
                 return Touched::All;
             }
             Kind::PersistentVolume => {

@@ -30,6 +30,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/pg-healthy.yaml"),
     ),
     (
+        "vm-velero-backup-missing.yaml",
+        include_str!("../../scenarios/vm-velero-backup-missing.yaml"),
+    ),
+    (
+        "vm-mounted-disk-renamed.yaml",
+        include_str!("../../scenarios/vm-mounted-disk-renamed.yaml"),
+    ),
+    (
         "demo-rename-half-done.yaml",
         include_str!("../../scenarios/demo-rename-half-done.yaml"),
     ),

@@ -120,6 +120,14 @@ fn fields(kind: Kind) -> &'static [Field] {
             ("status", Ty::Object, OPT),
             ("status.phase", Ty::String, OPT),
         ],
+        Kind::VeleroBackup => &[
+            ("spec", Ty::Object, OPT),
+            ("spec.ttl", Ty::String, OPT),
+            ("spec.storageLocation", Ty::String, OPT),
+            ("status", Ty::Object, OPT),
+            ("status.phase", Ty::String, OPT),
+            ("status.expiration", Ty::String, OPT),
+        ],
         Kind::CnpgCluster => &[
             ("spec", Ty::Object, REQ),
             ("spec.instances", Ty::Integer, REQ),

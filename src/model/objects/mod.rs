@@ -10,7 +10,7 @@ mod virt;
 pub use backup::{AppRef, Backup, RestoreJob, RestoreOptions, RjPhase, UnderlyingDisk};
 pub use cnpg::{CnpgBackup, CnpgCluster, ExternalCluster, ObjectStore, PostgresApp};
 pub use core::{ClaimRef, Event, Namespace, Pod, Pv, Pvc, StorageClass};
-pub use velero::{DataDownload, VeleroRestore};
+pub use velero::{DataDownload, VeleroBackup, VeleroRestore};
 pub use virt::{DataVolume, HelmRelease, VirtualMachine, Vmi};
 
 use super::field::Field;

@@ -49,6 +49,13 @@ impl VeleroRestore {
     pub fn is_failed(&self) -> bool {
         matches!(self.phase.as_deref(), Some("Failed" | "PartiallyFailed"))
     }
+
+    /// Velero is done with it but the controller is not: `FailedValidation` is final for Velero
+    /// (it never retries a Restore), and the controller ends a restore only on `Completed`,
+    /// `Failed` or `PartiallyFailed`, so it waits forever.
+    pub fn is_rejected(&self) -> bool {
+        self.phase.as_deref() == Some("FailedValidation")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -93,5 +100,23 @@ impl DataDownload {
 
     pub fn is_completed(&self) -> bool {
         self.phase.as_deref() == Some("Completed")
+    }
+}
+
+/// A Velero `Backup` (`velero.io/v1`, in Velero's namespace): what a Velero Restore reads. A
+/// Restore of a Backup that is gone or expired fails validation.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VeleroBackup {
+    pub phase: Field<String>,
+    /// `status.expiration`: when Velero's garbage collection deletes it (its TTL).
+    pub expiration: Option<jiff::Timestamp>,
+}
+
+impl VeleroBackup {
+    pub fn parse(v: &Value) -> Self {
+        VeleroBackup {
+            phase: str_at(v, &["status", "phase"]),
+            expiration: time_at(v, &["status", "expiration"]).known().copied(),
+        }
     }
 }

@@ -270,6 +270,7 @@ pub fn kind_abbrev(k: Kind) -> &'static str {
         Kind::HelmRelease => "HR",
         Kind::VeleroRestore => "VeleroRestore",
         Kind::DataDownload => "DD",
+        Kind::VeleroBackup => "VeleroBackup",
         Kind::CnpgCluster => "PgCluster",
         Kind::CnpgBackup => "PgBackup",
         Kind::ObjectStore => "ObjStore",

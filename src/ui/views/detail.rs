@@ -140,7 +140,23 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
     } else if r.terminal {
         l2.push(Span::styled("  finished", t.text_ok()));
     }
-    let l3 = match &r.message {
+    // The one verdict (`document::verdict`), the same the report and `/report` give.
+    let v = crate::document::verdict::of(r, select::restore_findings(app, r));
+    let mut l3 = vec![
+        dim("verdict "),
+        Span::styled(
+            v.label(),
+            if v.is_bad() {
+                t.text_danger()
+            } else if v == crate::document::verdict::Verdict::Healthy {
+                t.text_ok()
+            } else {
+                t.text()
+            },
+        ),
+        dim("  "),
+    ];
+    l3.extend(match &r.message {
         Some(m) => vec![
             dim("message "),
             Span::styled(crate::text::one_line(m).into_owned(), t.text()),
@@ -151,7 +167,7 @@ fn summary(app: &App, r: &RestoreView, stale: bool) -> Vec<Line<'static>> {
             dim("  -orig suffix "),
             val(r.hash.clone()),
         ],
-    };
+    });
     vec![Line::from(l1), Line::from(l2), Line::from(l3)]
 }
 
@@ -260,8 +276,9 @@ fn pane_lines(app: &App, r: &RestoreView, pane: Pane) -> Vec<Line<'static>> {
         Pane::Findings => {
             let fs = select::restore_findings(app, r);
             if fs.is_empty() {
+                let v = crate::document::verdict::of(r, fs.iter().copied());
                 return vec![Line::styled(
-                    "no findings: this restore looks healthy",
+                    format!("no findings: {}", v.label()),
                     t.text_ok(),
                 )];
             }

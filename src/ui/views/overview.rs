@@ -20,8 +20,10 @@ pub fn finding_cards(app: &App, r: &RestoreView, width: u16) -> Vec<Line<'static
     let fs = select::restore_findings(app, r);
     let width = usize::from(width);
     if fs.is_empty() {
+        // The one verdict (`document::verdict`): no finding is not "healthy" while it runs.
+        let v = crate::document::verdict::of(r, fs.iter().copied());
         return vec![Line::styled(
-            "no findings: this restore looks healthy",
+            format!("no findings: {}", v.label()),
             t.text_ok(),
         )];
     }
