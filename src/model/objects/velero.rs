@@ -29,7 +29,8 @@ impl VeleroRestore {
                 .iter()
                 .filter_map(|e| e.as_str().map(str::to_string))
                 .collect(),
-            failure_reason: opt_str(v, &["status", "failureReason"]),
+            // Velero writes `failureReason: ""` on a PartiallyFailed restore: no reason at all.
+            failure_reason: opt_str(v, &["status", "failureReason"]).filter(|r| !r.trim().is_empty()),
             errors: i64_at(v, &["status", "errors"]).known().copied(),
             warnings: i64_at(v, &["status", "warnings"]).known().copied(),
         }
@@ -91,5 +92,22 @@ impl DataDownload {
 
     pub fn is_completed(&self) -> bool {
         self.phase.as_deref() == Some("Completed")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_failure_reason_is_no_reason() {
+        // Velero's PartiallyFailed restore of the real run (dump 05): `failureReason: ""`.
+        let v = serde_json::json!({"status": {"phase": "PartiallyFailed", "failureReason": "", "errors": 1}});
+        assert_eq!(VeleroRestore::parse(&v).failure_reason, None);
+        let v = serde_json::json!({"status": {"phase": "Failed", "failureReason": "timed out"}});
+        assert_eq!(
+            VeleroRestore::parse(&v).failure_reason.as_deref(),
+            Some("timed out")
+        );
     }
 }
