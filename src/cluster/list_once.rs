@@ -90,6 +90,7 @@ pub async fn list_with(
     let image = controller_image::read(&conn.client, Some(&conn.endpoint), conn.timeouts.request);
     let (results, image) = futures::future::join(futures::future::join_all(lists), image).await;
     snap.controller_image = image.image().map(str::to_string);
+    snap.controller_image_fallback = image.is_fallback();
     let mut unreadable = Vec::new();
     let now = jiff::Timestamp::now();
     for (kind, result) in results {

@@ -43,8 +43,9 @@ enum Change {
     Error(Kind, String),
     NotInstalled(Kind),
     Forbidden(Kind, String),
-    /// The backup controller's image as last read (`None`: no evidence).
-    ControllerImage(Option<String>),
+    /// The backup controller's image as last read (`None`: no evidence), and whether it is the
+    /// fallback Deployment's (`ControllerImage::is_fallback`).
+    ControllerImage(Option<String>, bool),
 }
 
 /// Handles to the running source; dropping it stops every task.
@@ -152,7 +153,11 @@ async fn read_controller_image(
             said = why;
         }
         let image = read.image().map(str::to_string);
-        if tx.send(Change::ControllerImage(image)).await.is_err() {
+        if tx
+            .send(Change::ControllerImage(image, read.is_fallback()))
+            .await
+            .is_err()
+        {
             return;
         }
         tokio::time::sleep(controller_image::REREAD_EVERY).await;
@@ -532,9 +537,10 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
             changes.health = true;
             set_state(s, kind, SyncState::Forbidden { error })
         }
-        Change::ControllerImage(image) => {
-            if s.controller_image != image {
+        Change::ControllerImage(image, fallback) => {
+            if s.controller_image != image || s.controller_image_fallback != fallback {
                 s.controller_image = image;
+                s.controller_image_fallback = fallback;
                 // The generation is cluster-wide and findings are phrased for it: every
                 // namespace's findings may read differently.
                 changes.health = true;

@@ -546,6 +546,9 @@ pub struct Snapshot {
     /// The backup controller Deployment's image, when a live read could get it (RBAC allows,
     /// it exists): evidence of the controller's generation. `None` says nothing.
     pub controller_image: Option<String>,
+    /// `controller_image` is the `backup-controller` Deployment's (the strategy controller's
+    /// was absent): weaker evidence, used only where the objects show nothing.
+    pub controller_image_fallback: bool,
 }
 
 pub use super::tombstones::{Tombstone, Tombstones};
@@ -562,6 +565,7 @@ impl Default for Snapshot {
             scope: None,
             tombstones: Tombstones::default(),
             controller_image: None,
+            controller_image_fallback: false,
         }
     }
 }
