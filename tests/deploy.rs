@@ -8,7 +8,7 @@ mod monitoring_support;
 
 use monitoring_support::{one, render, strings, succeed};
 use restorewatch::cluster::controller_image::{
-    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE,
+    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE, STRATEGY_CONTROLLER_DEPLOYMENT,
 };
 use restorewatch::model::KINDS;
 use serde_json::Value;
@@ -82,7 +82,7 @@ fn the_controller_image_is_granted_as_one_get_of_the_one_deployment_restorewatch
         assert_eq!(
             role["rules"],
             serde_json::json!([{"apiGroups": ["apps"], "resources": ["deployments"],
-                "resourceNames": [BACKUP_CONTROLLER_DEPLOYMENT], "verbs": ["get"]}]),
+                "resourceNames": [STRATEGY_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_DEPLOYMENT], "verbs": ["get"]}]),
             "{variant}: get on that one name, nothing else"
         );
         let binding = one(&docs, "RoleBinding");
