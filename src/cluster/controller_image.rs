@@ -127,3 +127,33 @@ fn controller_container_image(
         .or_else(|| containers.iter().find(|c| c.image.is_some()))
         .and_then(|c| c.image.clone())
 }
+
+/// `(name, image)` of a Deployment object (as a dump holds it) when it is one of the two read
+/// live: a file is judged with the same evidence as the cluster it was taken from.
+pub fn deployment_image(v: &serde_json::Value) -> Option<(String, String)> {
+    if v.get("kind").and_then(|k| k.as_str()) != Some("Deployment") {
+        return None;
+    }
+    let meta = v.get("metadata")?;
+    if meta.get("namespace").and_then(|n| n.as_str()) != Some(BACKUP_CONTROLLER_NAMESPACE) {
+        return None;
+    }
+    let name = meta.get("name").and_then(|n| n.as_str())?;
+    if name != STRATEGY_CONTROLLER_DEPLOYMENT && name != BACKUP_CONTROLLER_DEPLOYMENT {
+        return None;
+    }
+    let containers: Vec<k8s_openapi::api::core::v1::Container> = serde_json::from_value(
+        v.pointer("/spec/template/spec/containers")?.clone(),
+    )
+    .ok()?;
+    Some((name.to_string(), controller_container_image(name, &containers)?))
+}
+
+/// The image the files' Deployments give, as `read` chooses live: the strategy controller's,
+/// else the backup controller's (fallback). `(image, is_fallback)`.
+pub fn from_files(found: &[(String, String)]) -> Option<(String, bool)> {
+    let of = |n: &str| found.iter().rev().find(|(d, _)| d == n).map(|(_, i)| i.clone());
+    of(STRATEGY_CONTROLLER_DEPLOYMENT)
+        .map(|i| (i, false))
+        .or_else(|| of(BACKUP_CONTROLLER_DEPLOYMENT).map(|i| (i, true)))
+}
