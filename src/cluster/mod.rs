@@ -12,6 +12,7 @@ pub mod list_once;
 pub mod live;
 pub mod restore_scope;
 pub mod static_source;
+pub mod velero_scope;
 pub mod watch_log;
 pub mod yaml_stream;
 
