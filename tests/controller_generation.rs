@@ -344,3 +344,33 @@ async fn an_annotation_added_by_a_repair_does_not_hide_the_controller_that_made_
     );
     sim.stop().await;
 }
+
+/// One generation at one moment, whatever the view: the evidence sits in another namespace
+/// (an old restore's `-orig` PVC the unguarded controller made there), and `check`, `check -n`
+/// of the application's namespace and `preflight` there all say `unguarded` (scoped reads
+/// judged from their own namespace alone and said `unknown`).
+#[tokio::test]
+async fn check_check_n_and_preflight_read_one_generation() {
+    let mut objs = vm_objects();
+    let mut old_rj = live_rj("old-restore", "Succeeded");
+    old_rj["metadata"]["namespace"] = json!("tenant-old");
+    old_rj["metadata"]["creationTimestamp"] = json!("2026-10-01T09:00:00Z");
+    let hash = restorewatch::model::names::short_hash("old-restore");
+    let mut orig = foreign_orig(&format!("vm-disk-data-orig-{hash}"), None);
+    orig["metadata"]["namespace"] = json!("tenant-old");
+    orig["x-writer"] = json!("backupstrategy-controller");
+    objs.extend([
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant-old"}}),
+        old_rj,
+        orig,
+    ]);
+    let sim = Cluster::start(objs).await;
+    let all = sim.check().await["controller"].clone();
+    assert_eq!(all["generation"], "unguarded", "{all:#}");
+    let (_, out, err) = sim.run(&["check", "-n", NS, "-o", "json"], None).await;
+    let scoped: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(scoped["controller"], all, "check -n {NS}");
+    let (_, pf) = sim.preflight_app("restore-new").await;
+    assert_eq!(pf["controller"], all, "preflight in {NS}");
+    sim.stop().await;
+}

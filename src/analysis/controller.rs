@@ -250,6 +250,10 @@ pub fn judge(mut evidence: Vec<Evidence>) -> ControllerGeneration {
 /// take it from here (through the report, or `Snapshot::controller_generation`).
 pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
     let mut ev = evidence(snap);
+    // A scoped view's evidence from the other namespaces (`judge` drops what is there twice).
+    if let Some(beyond) = &snap.beyond_scope {
+        ev.extend(evidence(beyond));
+    }
     match snap.controller_image.as_deref().and_then(image_evidence) {
         // The Plans controller's image only stands in when nothing else says anything.
         Some(mut e) if snap.controller_image_fallback => {

@@ -89,10 +89,28 @@ pub async fn list_with(
         .iter()
         .filter(|info| !velero_scope::by_restore_uids(info.kind, namespace))
         .map(|info| async move { (info.kind, list_kind(conn, info, namespace, retry).await) });
-    // The controller's image is read beside the lists, not after them: it never adds a wait.
+    // The controller's image is read beside the lists, not after them: it never adds a wait;
+    // so is, for a scoped view, the generation's evidence in the other namespaces.
     let image = controller_image::read(&conn.client, Some(&conn.endpoint), conn.timeouts.request);
-    let (mut results, image) =
-        futures::future::join(futures::future::join_all(lists), image).await;
+    let beyond = async {
+        match namespace {
+            Some(_) => Some(super::beyond_scope::read(&conn.client, conn.timeouts.request).await),
+            None => None,
+        }
+    };
+    let ((mut results, image), beyond) = futures::future::join(
+        futures::future::join(futures::future::join_all(lists), image),
+        beyond,
+    )
+    .await;
+    match beyond {
+        Some(Ok(b)) => snap.beyond_scope = Some(b),
+        Some(Err(e)) => tracing::info!(
+            "the controller's generation is judged from namespace {} alone: {e}",
+            namespace.unwrap_or_default()
+        ),
+        None => {}
+    }
     if let Some(ns) = namespace {
         let restores = results
             .iter()

@@ -47,6 +47,8 @@ enum Change {
     /// The backup controller's image as last read (`None`: no evidence), and whether it is the
     /// fallback Deployment's (`ControllerImage::is_fallback`).
     ControllerImage(Option<String>, bool),
+    /// A scoped view's read of the generation's evidence in every namespace.
+    BeyondScope(Option<Arc<Snapshot>>),
 }
 
 /// Handles to the running source; dropping it stops every task.
@@ -110,6 +112,13 @@ pub fn start_watching(
         tx.clone(),
         Arc::clone(&watch),
     )));
+    if scope.is_some() {
+        tasks.push(tokio::spawn(read_beyond_scope(
+            client.clone(),
+            tx.clone(),
+            Arc::clone(&watch),
+        )));
+    }
     drop(tx);
     let (update_tx, update_rx) = mpsc::channel(1);
     let source = SourceInfo::Live {
@@ -173,6 +182,35 @@ async fn read_controller_image(
             .await
             .is_err()
         {
+            return;
+        }
+        tokio::time::sleep(controller_image::REREAD_EVERY).await;
+    }
+}
+
+/// For a view scoped to one namespace, the controller's generation is judged as an unscoped
+/// view judges it (`beyond_scope`): read at start and as often as the image, never watched.
+async fn read_beyond_scope(client: kube::Client, tx: mpsc::Sender<Change>, watch: Arc<WatchOptions>) {
+    let mut said = false;
+    loop {
+        let limit = watch
+            .timeouts
+            .request
+            .unwrap_or(controller_image::REREAD_EVERY / 20);
+        let read = match super::beyond_scope::read(&client, Some(limit)).await {
+            Ok(b) => Some(b),
+            Err(e) => {
+                if !said {
+                    tracing::info!(
+                        "the controller's generation is judged from the watched namespace alone: {}",
+                        one_line(&e)
+                    );
+                    said = true;
+                }
+                None
+            }
+        };
+        if tx.send(Change::BeyondScope(read)).await.is_err() {
             return;
         }
         tokio::time::sleep(controller_image::REREAD_EVERY).await;
@@ -652,6 +690,14 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
         Change::Forbidden(kind, error) => {
             changes.health = true;
             set_state(s, kind, SyncState::Forbidden { error })
+        }
+        Change::BeyondScope(read) => {
+            // Replaced whole; a read that found the same evidence changes nothing visible, but
+            // the generation is judged again (cheap: a few objects).
+            if s.beyond_scope.is_some() || read.is_some() {
+                s.beyond_scope = read;
+                changes.health = true;
+            }
         }
         Change::ControllerImage(image, fallback) => {
             if s.controller_image != image || s.controller_image_fallback != fallback {

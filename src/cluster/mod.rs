@@ -1,5 +1,6 @@
 //! Where objects come from: live watches, snapshot files, the demo. All produce a `Snapshot`.
 
+pub mod beyond_scope;
 pub mod changes;
 pub mod client;
 pub mod controller_image;

@@ -205,6 +205,7 @@ fn evidence_may_change(old: &Snapshot, new: &Snapshot, changes: &Changes) -> boo
         || old.scope != new.scope
         || old.controller_image != new.controller_image
         || old.controller_image_fallback != new.controller_image_fallback
+        || !same_beyond_scope(old, new)
     {
         return true;
     }
@@ -219,6 +220,15 @@ fn evidence_may_change(old: &Snapshot, new: &Snapshot, changes: &Changes) -> boo
         }),
         _ => false,
     })
+}
+
+/// The same objects read beyond the scope (the very same read: it is replaced whole).
+fn same_beyond_scope(old: &Snapshot, new: &Snapshot) -> bool {
+    match (&old.beyond_scope, &new.beyond_scope) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
 }
 
 /// The same restores, findings and `-orig` PVCs: what a reader sees (not when it was made).
