@@ -38,12 +38,13 @@ fn tenant_rules(velero: bool) -> Vec<Rule> {
         .filter(|k| k.namespaced && k.group != "velero.io")
         .map(|k| k.plural)
         .collect();
-    let mut rules = vec![
-        rule(&read, &own, &[NS]),
-        rule(&read, &cluster_scoped, &[]),
-    ];
+    let mut rules = vec![rule(&read, &own, &[NS]), rule(&read, &cluster_scoped, &[])];
     if velero {
-        rules.push(rule(&read, &["restores", "datadownloads"], &["cozy-velero"]));
+        rules.push(rule(
+            &read,
+            &["restores", "datadownloads"],
+            &["cozy-velero"],
+        ));
     }
     rules
 }
@@ -107,7 +108,10 @@ async fn check_of_one_namespace_reads_its_restores_velero_objects_by_label() {
     assert_eq!(dl["state"], "done", "{r:#}");
     assert!(
         dl["detail"].as_str().unwrap_or_default().contains("2/2")
-            || dl["detail"].as_str().unwrap_or_default().contains("Completed"),
+            || dl["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Completed"),
         "the downloads are named: {dl:#}"
     );
     assert_eq!(step(r, "verify")["state"], "done", "{r:#}");
@@ -168,7 +172,13 @@ async fn the_dashboard_on_one_namespace_watches_its_restores_velero_objects() {
         .velero_restores
         .iter()
         .map(|r| r.meta.name.clone())
-        .chain(frame.snapshot.data_downloads.iter().map(|d| d.meta.name.clone()))
+        .chain(
+            frame
+                .snapshot
+                .data_downloads
+                .iter()
+                .map(|d| d.meta.name.clone()),
+        )
         .collect();
     assert!(
         !velero.is_empty() && velero.iter().all(|n| n.starts_with("tenant-a.")),

@@ -220,7 +220,13 @@ async fn restorewatchs_writes_are_recorded_under_its_own_field_manager() {
     let sim = Cluster::start(objs).await;
     let (code, out, err) = sim
         .run(
-            &["action", "resume-rename", "--restore", "tenant-a/restore-test", "--yes"],
+            &[
+                "action",
+                "resume-rename",
+                "--restore",
+                "tenant-a/restore-test",
+                "--yes",
+            ],
             None,
         )
         .await;
@@ -251,7 +257,10 @@ async fn restorewatchs_writes_are_recorded_under_its_own_field_manager() {
         );
     }
     let metrics: Value = reqwest_free_get(&sim.sim.url()).await;
-    let agents = metrics["userAgents"].as_array().cloned().unwrap_or_default();
+    let agents = metrics["userAgents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(
         agents,
         vec![json!(format!("restorewatch/{}", env!("CARGO_PKG_VERSION")))],
@@ -293,7 +302,13 @@ async fn a_repair_on_an_unguarded_cluster_leaves_it_unguarded() {
     assert_eq!(g["generation"], "unguarded", "before the repair: {g:#}");
     let (code, out, err) = sim
         .run(
-            &["action", "resume-rename", "--restore", "tenant-a/restore-test", "--yes"],
+            &[
+                "action",
+                "resume-rename",
+                "--restore",
+                "tenant-a/restore-test",
+                "--yes",
+            ],
             None,
         )
         .await;

@@ -411,7 +411,8 @@ fn deleting_any_one_object_of_a_restore_is_seen_as_a_full_analysis_sees_it() {
             let mut a = Analyzer::new(Arc::clone(&base), settings.clone(), now);
             let mut snap = (*base).clone();
             if let Some(m) = snap.objects.meta(kind, &key) {
-                snap.tombstones.push(Tombstone::of(kind, key.clone(), m, now));
+                snap.tombstones
+                    .push(Tombstone::of(kind, key.clone(), m, now));
             }
             snap.objects.remove(kind, &key);
             let mut changes = Changes::default();

@@ -19,25 +19,70 @@ use std::path::{Path, PathBuf};
 /// expected), `step:<id>`, or `actions`. The lead removes an entry when its fix is merged.
 const AWAITING_MERGE: &[(&str, &str)] = &[
     // truth: a VMDisk restore on this controller suspends nothing and deletes no DataVolume.
-    ("10-vmdisk-a-velero-restore-created.json", "step:suspend-releases"),
-    ("10-vmdisk-a-velero-restore-created.json", "step:delete-datavolumes"),
+    (
+        "10-vmdisk-a-velero-restore-created.json",
+        "step:suspend-releases",
+    ),
+    (
+        "10-vmdisk-a-velero-restore-created.json",
+        "step:delete-datavolumes",
+    ),
     ("10-vmdisk-b-succeeded.json", "step:suspend-releases"),
     ("10-vmdisk-b-succeeded.json", "step:delete-datavolumes"),
-    ("11-vmdisk-orig-taken-a-velero-restore-created.json", "step:suspend-releases"),
-    ("11-vmdisk-orig-taken-a-velero-restore-created.json", "step:delete-datavolumes"),
-    ("11-vmdisk-orig-taken-b-succeeded.json", "step:suspend-releases"),
-    ("11-vmdisk-orig-taken-b-succeeded.json", "step:delete-datavolumes"),
-    ("12-vmdisk-mounted-a-velero-restore-created.json", "step:suspend-releases"),
-    ("12-vmdisk-mounted-a-velero-restore-created.json", "step:delete-datavolumes"),
-    ("12-vmdisk-mounted-b-succeeded.json", "step:suspend-releases"),
-    ("12-vmdisk-mounted-b-succeeded.json", "step:delete-datavolumes"),
+    (
+        "11-vmdisk-orig-taken-a-velero-restore-created.json",
+        "step:suspend-releases",
+    ),
+    (
+        "11-vmdisk-orig-taken-a-velero-restore-created.json",
+        "step:delete-datavolumes",
+    ),
+    (
+        "11-vmdisk-orig-taken-b-succeeded.json",
+        "step:suspend-releases",
+    ),
+    (
+        "11-vmdisk-orig-taken-b-succeeded.json",
+        "step:delete-datavolumes",
+    ),
+    (
+        "12-vmdisk-mounted-a-velero-restore-created.json",
+        "step:suspend-releases",
+    ),
+    (
+        "12-vmdisk-mounted-a-velero-restore-created.json",
+        "step:delete-datavolumes",
+    ),
+    (
+        "12-vmdisk-mounted-b-succeeded.json",
+        "step:suspend-releases",
+    ),
+    (
+        "12-vmdisk-mounted-b-succeeded.json",
+        "step:delete-datavolumes",
+    ),
     // truth: a disk renamed under another application's running VM.
-    ("12b-vmdisk-mounted-with-ur-a-velero-restore-created.json", "mounted-disk-renamed"),
-    ("12b-vmdisk-mounted-with-ur-b-20s-later.json", "mounted-disk-renamed"),
+    (
+        "12b-vmdisk-mounted-with-ur-a-velero-restore-created.json",
+        "mounted-disk-renamed",
+    ),
+    (
+        "12b-vmdisk-mounted-with-ur-b-20s-later.json",
+        "mounted-disk-renamed",
+    ),
     // truth: Velero's FailedValidation after the disks were renamed is an error at once.
-    ("13-velero-failedvalidation-a-just-failed.json", "velero-restore-rejected"),
-    ("13-velero-failedvalidation-b-45s-later.json", "velero-restore-rejected"),
-    ("13-velero-failedvalidation-c-10min-later.json", "velero-restore-rejected"),
+    (
+        "13-velero-failedvalidation-a-just-failed.json",
+        "velero-restore-rejected",
+    ),
+    (
+        "13-velero-failedvalidation-b-45s-later.json",
+        "velero-restore-rejected",
+    ),
+    (
+        "13-velero-failedvalidation-c-10min-later.json",
+        "velero-restore-rejected",
+    ),
 ];
 
 #[derive(Deserialize)]
@@ -102,7 +147,11 @@ fn moment(path: &Path) -> jiff::Timestamp {
         }
     };
     for item in v["items"].as_array().into_iter().flatten() {
-        for m in item["metadata"]["managedFields"].as_array().into_iter().flatten() {
+        for m in item["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             see(m["time"].as_str());
         }
         if item["kind"] == "Event" {
@@ -251,8 +300,7 @@ fn every_real_controller_dump_is_judged_as_its_readme_says() {
     let mut awaited = Vec::new();
     for d in &exp.dump {
         let path = dir.join(&d.file);
-        let (snap, problems) =
-            load_snapshot(std::slice::from_ref(&path)).expect("the dump loads");
+        let (snap, problems) = load_snapshot(std::slice::from_ref(&path)).expect("the dump loads");
         assert!(problems.is_empty(), "{}: {problems:?}", d.file);
         let now = match &d.now {
             Some(t) => t.parse().expect("now is RFC3339"),

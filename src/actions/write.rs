@@ -245,11 +245,7 @@ pub(super) async fn apply(
             ]))
             .map_err(|e| WriteError::Other(e.to_string()))?;
             api_for(client, &target)
-                .patch(
-                    &target.name,
-                    &patch_params(),
-                    &Patch::<()>::Json(patch),
-                )
+                .patch(&target.name, &patch_params(), &Patch::<()>::Json(patch))
                 .await
                 .map(|_| ())
                 .map_err(|e| classify(op, e))

@@ -256,15 +256,14 @@ pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
     }
     match snap.controller_image.as_deref().and_then(image_evidence) {
         // The Plans controller's image only stands in when nothing else says anything.
-        Some(mut e) if snap.controller_image_fallback => {
-            if ev.is_empty() {
-                e.what = format!(
-                    "{} (Deployment backup-controller: no backupstrategy-controller found)",
-                    e.what
-                );
-                ev.push(e);
-            }
+        Some(mut e) if snap.controller_image_fallback && ev.is_empty() => {
+            e.what = format!(
+                "{} (Deployment backup-controller: no backupstrategy-controller found)",
+                e.what
+            );
+            ev.push(e);
         }
+        Some(_) if snap.controller_image_fallback => {}
         Some(e) => ev.push(e),
         None => {}
     }

@@ -142,17 +142,24 @@ pub fn deployment_image(v: &serde_json::Value) -> Option<(String, String)> {
     if name != STRATEGY_CONTROLLER_DEPLOYMENT && name != BACKUP_CONTROLLER_DEPLOYMENT {
         return None;
     }
-    let containers: Vec<k8s_openapi::api::core::v1::Container> = serde_json::from_value(
-        v.pointer("/spec/template/spec/containers")?.clone(),
-    )
-    .ok()?;
-    Some((name.to_string(), controller_container_image(name, &containers)?))
+    let containers: Vec<k8s_openapi::api::core::v1::Container> =
+        serde_json::from_value(v.pointer("/spec/template/spec/containers")?.clone()).ok()?;
+    Some((
+        name.to_string(),
+        controller_container_image(name, &containers)?,
+    ))
 }
 
 /// The image the files' Deployments give, as `read` chooses live: the strategy controller's,
 /// else the backup controller's (fallback). `(image, is_fallback)`.
 pub fn from_files(found: &[(String, String)]) -> Option<(String, bool)> {
-    let of = |n: &str| found.iter().rev().find(|(d, _)| d == n).map(|(_, i)| i.clone());
+    let of = |n: &str| {
+        found
+            .iter()
+            .rev()
+            .find(|(d, _)| d == n)
+            .map(|(_, i)| i.clone())
+    };
     of(STRATEGY_CONTROLLER_DEPLOYMENT)
         .map(|i| (i, false))
         .or_else(|| of(BACKUP_CONTROLLER_DEPLOYMENT).map(|i| (i, true)))

@@ -78,10 +78,7 @@ impl Loaded {
     }
 
     /// Forgets what was taken after `mark`.
-    pub(crate) fn rollback(
-        &mut self,
-        [objects, problems, ignored, values, images]: [usize; 5],
-    ) {
+    pub(crate) fn rollback(&mut self, [objects, problems, ignored, values, images]: [usize; 5]) {
         self.objects.truncate(objects);
         self.problems.truncate(problems);
         self.ignored = ignored;

@@ -6,8 +6,8 @@
 
 use super::client::{ConnectOptions, Connection, api_resource, connect};
 use super::controller_image::{self, ControllerImage};
-use super::velero_scope;
 use super::errors::{Endpoint, Failure, classify, describe_at};
+use super::velero_scope;
 use super::{KindHealth, Snapshot, SourceInfo, SyncState};
 use crate::model::{KINDS, Kind, KindInfo, parse_object};
 use kube::api::{Api, DynamicObject, ListParams, ObjectList};
@@ -197,7 +197,13 @@ pub(crate) async fn list_kind(
     namespace: Option<&str>,
     retry: Retry,
 ) -> Result<Vec<DynamicObject>, kube::Error> {
-    list_in(conn, info, &velero_scope::read_in(info.kind, namespace), retry).await
+    list_in(
+        conn,
+        info,
+        &velero_scope::read_in(info.kind, namespace),
+        retry,
+    )
+    .await
 }
 
 /// One kind listed where and as `at` says (every page, with retries).
@@ -249,7 +255,11 @@ async fn downloads_of(
         .iter()
         .filter_map(|r| r.metadata.uid.clone())
         .collect();
-    tracing::debug!(namespace = ns, restores = uids.len(), "listing their DataDownloads");
+    tracing::debug!(
+        namespace = ns,
+        restores = uids.len(),
+        "listing their DataDownloads"
+    );
     let info = Kind::DataDownload.info();
     let mut out = Vec::new();
     for labels in velero_scope::downloads_selectors(&uids) {

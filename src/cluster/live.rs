@@ -4,8 +4,8 @@
 
 use super::client::{Timeouts, api_resource, status_code};
 use super::controller_image::{self, ControllerImage};
-use super::velero_scope;
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
+use super::velero_scope;
 use super::watch_log::{Line, WatchLog};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
 use crate::model::changes::Changes;
@@ -190,7 +190,11 @@ async fn read_controller_image(
 
 /// For a view scoped to one namespace, the controller's generation is judged as an unscoped
 /// view judges it (`beyond_scope`): read at start and as often as the image, never watched.
-async fn read_beyond_scope(client: kube::Client, tx: mpsc::Sender<Change>, watch: Arc<WatchOptions>) {
+async fn read_beyond_scope(
+    client: kube::Client,
+    tx: mpsc::Sender<Change>,
+    watch: Arc<WatchOptions>,
+) {
     let mut said = false;
     loop {
         let limit = watch

@@ -108,7 +108,10 @@ mod tests {
         let r = read_in(Kind::DataDownload, None);
         assert_eq!(r.namespace.as_deref(), Some("cozy-velero"));
         assert_eq!(r.labels, None);
-        assert_eq!(read_in(Kind::PersistentVolumeClaim, None), ReadIn::default());
+        assert_eq!(
+            read_in(Kind::PersistentVolumeClaim, None),
+            ReadIn::default()
+        );
     }
 
     #[test]

@@ -30,7 +30,8 @@ impl VeleroRestore {
                 .filter_map(|e| e.as_str().map(str::to_string))
                 .collect(),
             // Velero writes `failureReason: ""` on a PartiallyFailed restore: no reason at all.
-            failure_reason: opt_str(v, &["status", "failureReason"]).filter(|r| !r.trim().is_empty()),
+            failure_reason: opt_str(v, &["status", "failureReason"])
+                .filter(|r| !r.trim().is_empty()),
             errors: i64_at(v, &["status", "errors"]).known().copied(),
             warnings: i64_at(v, &["status", "warnings"]).known().copied(),
         }
