@@ -16,6 +16,9 @@ use crate::model::names::{LABEL_OWNED_BY_NAMESPACE, LABEL_VELERO_RESTORE_UID, VE
 use crate::model::snapshot::Snapshot;
 use std::collections::BTreeSet;
 
+/// The API group of every Velero kind.
+pub const VELERO_GROUP: &str = "velero.io";
+
 /// How many UIDs one DataDownload selector names: a few restores per namespace is usual; a
 /// long selector is split into several lists rather than one URL of any length.
 pub const UIDS_PER_SELECTOR: usize = 50;
@@ -29,7 +32,10 @@ pub fn read_in(kind: Kind, scope: Option<&str>) -> ReadIn {
             namespace: Some(VELERO_NAMESPACE.to_string()),
             labels: Some(restores_selector(ns)),
         },
-        (Kind::VeleroRestore | Kind::DataDownload, _) => ReadIn {
+        // Any Velero kind (Restores, DataDownloads, and Backups where they are read) lives in
+        // Velero's namespace only. One without a label tying it to a namespace's restores is
+        // read there whole: seeing none of it would read as "missing".
+        (k, _) if k.info().group == VELERO_GROUP => ReadIn {
             namespace: Some(VELERO_NAMESPACE.to_string()),
             labels: None,
         },
