@@ -366,6 +366,20 @@ async fn an_annotation_added_by_a_repair_does_not_hide_the_controller_that_made_
 /// judged from their own namespace alone and said `unknown`).
 #[tokio::test]
 async fn check_check_n_and_preflight_read_one_generation() {
+    let sim = Cluster::start(evidence_elsewhere()).await;
+    let all = sim.check().await["controller"].clone();
+    assert_eq!(all["generation"], "unguarded", "{all:#}");
+    let (_, out, err) = sim.run(&["check", "-n", NS, "-o", "json"], None).await;
+    let scoped: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(scoped["controller"], all, "check -n {NS}");
+    let (_, pf) = sim.preflight_app("restore-new").await;
+    assert_eq!(pf["controller"], all, "preflight in {NS}");
+    sim.stop().await;
+}
+
+/// The application in tenant-a; the only evidence in another namespace: an old restore's
+/// `-orig` PVC the unguarded controller made there.
+fn evidence_elsewhere() -> Vec<Value> {
     let mut objs = vm_objects();
     let mut old_rj = live_rj("old-restore", "Succeeded");
     old_rj["metadata"]["namespace"] = json!("tenant-old");
@@ -379,13 +393,36 @@ async fn check_check_n_and_preflight_read_one_generation() {
         old_rj,
         orig,
     ]);
-    let sim = Cluster::start(objs).await;
-    let all = sim.check().await["controller"].clone();
-    assert_eq!(all["generation"], "unguarded", "{all:#}");
-    let (_, out, err) = sim.run(&["check", "-n", NS, "-o", "json"], None).await;
-    let scoped: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
-    assert_eq!(scoped["controller"], all, "check -n {NS}");
-    let (_, pf) = sim.preflight_app("restore-new").await;
-    assert_eq!(pf["controller"], all, "preflight in {NS}");
+    objs
+}
+
+/// The dashboard on one namespace judges it as `check` does: its header's generation comes
+/// from the same evidence, read beyond the namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_on_one_namespace_reads_the_same_generation() {
+    let sim = Cluster::start(evidence_elsewhere()).await;
+    let opts = restorewatch::pipeline::live::LiveOptions {
+        namespace: Some(NS.into()),
+        context: "test".into(),
+        cluster: "sim".into(),
+        settings: restorewatch::analysis::Settings::default(),
+    };
+    let source = restorewatch::pipeline::live::start(sim.sim.client().expect("client"), opts);
+    let mut frames = source.frames.clone();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let seen = frames.borrow_and_update().clone();
+        if let Some(f) = &seen
+            && f.report.controller.generation.as_str() == "unguarded"
+        {
+            break;
+        }
+        let what = seen.map(|f| f.report.controller.summary());
+        tokio::time::timeout_at(deadline, frames.changed())
+            .await
+            .unwrap_or_else(|_| panic!("the header's generation stayed {what:?}"))
+            .expect("frames");
+    }
+    drop(source);
     sim.stop().await;
 }
