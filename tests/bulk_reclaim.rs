@@ -329,6 +329,25 @@ async fn a_bulk_reclaim_ends_each_pvc_as_reclaiming_it_alone_and_writes_nothing_
         )
         .await;
         assert_eq!(policy, "Delete");
+        // ... by restorewatch, under its own field manager.
+        let pv = bulk_sim
+            .store()
+            .get(
+                restorewatch::model::Kind::PersistentVolume,
+                "",
+                "pv-tenant-a-data",
+            )
+            .expect("the PV stays");
+        let writer = pv["metadata"]["managedFields"]
+            .as_array()
+            .and_then(|m| {
+                m.iter().find(|e| {
+                    e.pointer("/fieldsV1/f:spec/f:persistentVolumeReclaimPolicy")
+                        .is_some()
+                })
+            })
+            .map(|e| e["manager"].clone());
+        assert_eq!(writer, Some("restorewatch".into()), "{pv}");
         let (ok, no, left) = bulk(&a).tally();
         assert_eq!(
             (ok, no, left),

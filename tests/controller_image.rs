@@ -1,5 +1,6 @@
 //! The backup controller's image as evidence of its generation, beyond `preflight`: one GET of
-//! its Deployment in `cozy-backup-controller`, carried into `check -o json`, the dashboard's
+//! its Deployment in `cozy-backup-controller` (`backupstrategy-controller`, which runs the
+//! restores; `backup-controller` only when that one is absent, as weaker evidence), carried into `check -o json`, the dashboard's
 //! header (through the live source) and `/metrics`. An image up to v1.6.3 is an unguarded
 //! controller; a newer tag, an absent Deployment or one the user may not read (403) is no
 //! evidence: the generation stays unknown, and nothing else stops.
@@ -12,14 +13,16 @@ use common::serve::{get, start_serve, wait_until};
 use preflight_support::{Cluster, vm_objects};
 use restorewatch::analysis::controller::Generation;
 use restorewatch::cluster::controller_image::{
-    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE,
+    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE, STRATEGY_CONTROLLER_DEPLOYMENT,
 };
 use restorewatch::model::KINDS;
 use restorewatch::sim::Rule;
 use restorewatch::ui::{Msg, update};
 use serde_json::{Value, json};
 
-const OLD: &str = "ghcr.io/cozystack/cozystack/backup-controller:v1.6.3";
+const OLD: &str = "ghcr.io/cozystack/cozystack/backupstrategy-controller:v1.6.3";
+/// As Cozystack's chart renders it (dump 06 of the real controller): a tag and a digest.
+const OLD_DIGEST: &str = "ghcr.io/cozystack/cozystack/backupstrategy-controller:v1.6.0@sha256:e8bf0521d1d1d8b90ebe66e9013010887033ba2653901799d57f2df47c9d879e";
 
 fn deployment(name: &str, image: &str) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -58,7 +61,7 @@ async fn check_json_carries_the_image_evidence_and_a_newer_absent_or_other_image
     let c = Cluster::start(vm_objects()).await;
     let deployments = c.sim.deployments();
     deployments
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let doc = c.check().await;
     assert_eq!(generation(&doc), "unguarded", "{}", doc["controller"]);
@@ -70,25 +73,79 @@ async fn check_json_carries_the_image_evidence_and_a_newer_absent_or_other_image
     // A newer tag proves nothing (which release has the fixes is not recorded).
     deployments
         .put(deployment(
-            BACKUP_CONTROLLER_DEPLOYMENT,
-            "ghcr.io/cozystack/cozystack/backup-controller:v1.7.0",
+            STRATEGY_CONTROLLER_DEPLOYMENT,
+            "ghcr.io/cozystack/cozystack/backupstrategy-controller:v1.7.0",
         ))
         .expect("loads");
     let doc = c.check().await;
     assert_eq!(generation(&doc), "unknown", "{}", doc["controller"]);
     assert!(evidence(&doc).is_empty(), "{}", doc["controller"]);
 
-    // The strategy controller beside it is not the one that decides restores; and no
-    // Deployment at all is a 404, no evidence and no error.
-    deployments.remove(BACKUP_CONTROLLER_NAMESPACE, BACKUP_CONTROLLER_DEPLOYMENT);
+    // The chart's form, tag and digest: still the tag's release.
     deployments
-        .put(deployment("backupstrategy-controller", OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD_DIGEST))
         .expect("loads");
+    let doc = c.check().await;
+    assert_eq!(generation(&doc), "unguarded", "{}", doc["controller"]);
+
+    // Only the Plans controller (`backup-controller`) there: weaker evidence, said so, and
+    // used only where the objects say nothing.
+    deployments.remove(BACKUP_CONTROLLER_NAMESPACE, STRATEGY_CONTROLLER_DEPLOYMENT);
+    deployments
+        .put(deployment(
+            BACKUP_CONTROLLER_DEPLOYMENT,
+            "ghcr.io/cozystack/cozystack/backup-controller:v1.6.0",
+        ))
+        .expect("loads");
+    let doc = c.check().await;
+    assert_eq!(generation(&doc), "unguarded", "{}", doc["controller"]);
+    assert!(
+        evidence(&doc)[0].contains("Deployment backup-controller"),
+        "{}",
+        doc["controller"]
+    );
+
+    // No Deployment at all is a 404, no evidence and no error.
+    deployments.remove(BACKUP_CONTROLLER_NAMESPACE, BACKUP_CONTROLLER_DEPLOYMENT);
     let (code, out, err) = c.run(&["check", "-o", "json"], None).await;
     assert_eq!(code, 0, "{out}{err}");
     let doc: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(generation(&doc), "unknown", "{}", doc["controller"]);
     assert!(!err.contains("deployments"), "a 404 is said nowhere: {err}");
+    c.stop().await;
+}
+
+/// The fallback never outweighs the objects: an `-orig` PVC the fixed controller annotated
+/// beside an old `backup-controller` image is guarded; the strategy controller's own old image
+/// (the controller now) would make it unguarded.
+#[tokio::test]
+async fn the_plans_controllers_image_is_weaker_than_the_objects_and_the_strategy_controllers_is_not()
+ {
+    let mut objs = vm_objects();
+    let mut rj = preflight_support::live_rj("restore-test", "Running");
+    rj["metadata"]["uid"] = json!("5c96b3b8-0000-4000-8000-000000000001");
+    let mut orig = preflight_support::foreign_orig(
+        "vm-disk-data-orig-de3e",
+        Some("5c96b3b8-0000-4000-8000-000000000001"),
+    );
+    orig["metadata"]["creationTimestamp"] = json!("2026-11-20T10:00:40Z");
+    orig["x-writer"] = json!("backupstrategy-controller");
+    objs.extend([rj, orig]);
+    let c = Cluster::start(objs).await;
+    let deployments = c.sim.deployments();
+    deployments
+        .put(deployment(
+            BACKUP_CONTROLLER_DEPLOYMENT,
+            "ghcr.io/cozystack/cozystack/backup-controller:v1.6.0",
+        ))
+        .expect("loads");
+    let doc = c.check().await;
+    assert_eq!(generation(&doc), "guarded", "{}", doc["controller"]);
+    deployments
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
+        .expect("loads");
+    let doc = c.check().await;
+    assert_eq!(generation(&doc), "unguarded", "{}", doc["controller"]);
     c.stop().await;
 }
 
@@ -100,7 +157,7 @@ async fn a_user_who_may_not_read_the_deployment_stays_unknown_and_check_runs_on(
     let c = Cluster::start_as(vec![read_watched()], objs.clone()).await;
     c.sim
         .deployments()
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let (code, out, err) = c.run(&["check", "-o", "json"], None).await;
     assert_eq!(code, 0, "a 403 on the Deployment stops nothing: {out}{err}");
@@ -118,7 +175,7 @@ async fn a_user_who_may_not_read_the_deployment_stays_unknown_and_check_runs_on(
     let c = Cluster::start_as(vec![read_watched(), get_it], objs).await;
     c.sim
         .deployments()
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let doc = c.check().await;
     assert_eq!(generation(&doc), "unguarded", "{}", doc["controller"]);
@@ -130,7 +187,7 @@ async fn the_dashboard_header_names_the_image_as_evidence() {
     let c = Cluster::start(vm_objects()).await;
     c.sim
         .deployments()
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let source = common::watch_everything(c.sim.client().expect("client"));
     let mut frames = source.frames.clone();
@@ -164,7 +221,7 @@ async fn metrics_carry_the_image_evidence_and_a_403_leaves_the_generation_unknow
     let c = Cluster::start(vm_objects()).await;
     c.sim
         .deployments()
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let (kc, log) = (c.kubeconfig().to_path_buf(), c.dir().join("serve.log"));
     tokio::task::spawn_blocking(move || {
@@ -189,7 +246,7 @@ async fn metrics_carry_the_image_evidence_and_a_403_leaves_the_generation_unknow
     let c = Cluster::start_as(vec![read_watched()], vm_objects()).await;
     c.sim
         .deployments()
-        .put(deployment(BACKUP_CONTROLLER_DEPLOYMENT, OLD))
+        .put(deployment(STRATEGY_CONTROLLER_DEPLOYMENT, OLD))
         .expect("loads");
     let (kc, log) = (c.kubeconfig().to_path_buf(), c.dir().join("serve.log"));
     tokio::task::spawn_blocking(move || {

@@ -8,9 +8,11 @@ mod monitoring_support;
 
 use monitoring_support::{one, render, strings, succeed};
 use restorewatch::cluster::controller_image::{
-    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE,
+    BACKUP_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_NAMESPACE, STRATEGY_CONTROLLER_DEPLOYMENT,
 };
+use restorewatch::cluster::velero_scope;
 use restorewatch::model::KINDS;
+use restorewatch::model::names::VELERO_NAMESPACE;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -20,6 +22,16 @@ fn deploy(path: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("deploy")
         .join(path)
+}
+
+/// The one object of this kind and name.
+fn named<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    let found: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .collect();
+    assert_eq!(found.len(), 1, "exactly one {kind} {name}");
+    found[0]
 }
 
 fn manifests() -> Vec<Value> {
@@ -52,14 +64,34 @@ fn cluster_role_reads_exactly_the_watched_kinds() {
             }
         }
     }
+    let read_in_velero = |k: &&restorewatch::model::KindInfo| {
+        velero_scope::read_in(k.kind, None).namespace.as_deref() == Some(VELERO_NAMESPACE)
+    };
     let watched: BTreeSet<(String, String)> = KINDS
         .iter()
+        .filter(|k| !read_in_velero(k))
         .map(|k| (k.group.to_string(), k.plural.to_string()))
         .collect();
     assert_eq!(
         granted, watched,
-        "the ClusterRole grants what serve watches, no more"
+        "the ClusterRole grants what serve watches everywhere, no more"
     );
+    // Velero's kinds: read in Velero's namespace only, granted there only.
+    let velero = named(&docs, "Role", "restorewatch-velero");
+    assert_eq!(velero["metadata"]["namespace"], VELERO_NAMESPACE);
+    let kinds: Vec<&str> = KINDS
+        .iter()
+        .filter(read_in_velero)
+        .map(|k| k.plural)
+        .collect();
+    assert_eq!(
+        velero["rules"],
+        serde_json::json!([{"apiGroups": ["velero.io"], "resources": kinds,
+            "verbs": ["get", "list", "watch"]}])
+    );
+    let vb = named(&docs, "RoleBinding", "restorewatch-velero");
+    assert_eq!(vb["metadata"]["namespace"], VELERO_NAMESPACE);
+    assert_eq!(vb["roleRef"]["name"], "restorewatch-velero");
     let binding = one(&docs, "ClusterRoleBinding");
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
     let sa = one(&docs, "ServiceAccount");
@@ -74,7 +106,7 @@ fn cluster_role_reads_exactly_the_watched_kinds() {
 fn the_controller_image_is_granted_as_one_get_of_the_one_deployment_restorewatch_reads() {
     for variant in VARIANTS {
         let docs = render(variant);
-        let role = one(&docs, "Role");
+        let role = named(&docs, "Role", "restorewatch-controller-image");
         assert_eq!(
             role["metadata"]["namespace"], BACKUP_CONTROLLER_NAMESPACE,
             "{variant}: the Role sits where the Deployment is, whatever the variant's namespace"
@@ -82,10 +114,10 @@ fn the_controller_image_is_granted_as_one_get_of_the_one_deployment_restorewatch
         assert_eq!(
             role["rules"],
             serde_json::json!([{"apiGroups": ["apps"], "resources": ["deployments"],
-                "resourceNames": [BACKUP_CONTROLLER_DEPLOYMENT], "verbs": ["get"]}]),
+                "resourceNames": [STRATEGY_CONTROLLER_DEPLOYMENT, BACKUP_CONTROLLER_DEPLOYMENT], "verbs": ["get"]}]),
             "{variant}: get on that one name, nothing else"
         );
-        let binding = one(&docs, "RoleBinding");
+        let binding = named(&docs, "RoleBinding", "restorewatch-controller-image");
         assert_eq!(
             binding["metadata"]["namespace"],
             BACKUP_CONTROLLER_NAMESPACE
@@ -280,9 +312,10 @@ fn every_variant_renders_into_objects_their_schemas_accept() {
                 "{obj}"
             );
             if obj["kind"] == "Role" || obj["kind"] == "RoleBinding" {
-                // The one grant in the backup controller's namespace (checked below).
-                assert_eq!(
-                    obj["metadata"]["namespace"], BACKUP_CONTROLLER_NAMESPACE,
+                // The grants in the backup controller's and Velero's namespaces (checked above).
+                let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+                assert!(
+                    [BACKUP_CONTROLLER_NAMESPACE, VELERO_NAMESPACE].contains(&ns),
                     "{obj}"
                 );
             } else if obj["kind"] != "Namespace"

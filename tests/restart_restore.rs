@@ -285,6 +285,26 @@ async fn a_failed_restore_is_restarted_under_a_free_name_once_and_a_rerun_change
         created["metadata"]["annotations"]["restorewatch.io/restarted-from"],
         "5c96b3b8-0000-4000-8000-000000000001"
     );
+    // Written under restorewatch's own field manager (never `unknown`), the Event too.
+    assert_eq!(
+        created["metadata"]["managedFields"][0]["manager"], "restorewatch",
+        "{created}"
+    );
+    let (_, managers, _) = sim
+        .kubectl(&[
+            "get",
+            "events",
+            "-n",
+            NS,
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.items[*].metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(
+        managers.split_whitespace().all(|m| m == "restorewatch") && !managers.is_empty(),
+        "{managers}"
+    );
     let (_, events, _) = sim
         .kubectl(&[
             "get",

@@ -88,8 +88,17 @@ fn arb_object() -> impl Strategy<Value = Value> {
         })
 }
 
+/// `PROPTEST_CASES` when set (CI runs more), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_objects_never_panic(objs in prop::collection::vec(arb_object(), 0..24)) {

@@ -169,7 +169,7 @@ pub async fn event(
         ..Default::default()
     };
     let api: kube::Api<Event> = kube::Api::namespaced(client.clone(), &restore.namespace);
-    api.create(&Default::default(), &ev).await?;
+    api.create(&super::write::post_params(), &ev).await?;
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use super::fresh::api_for;
 use super::ops::Op;
 use crate::analysis::ObjRef;
 use crate::cluster::Snapshot;
-use crate::cluster::client::status_code;
+use crate::cluster::client::{FIELD_MANAGER, status_code};
 use crate::model::Kind;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use serde_json::{Value, json};
@@ -87,6 +87,21 @@ fn rv_of(snap: &Snapshot, r: &ObjRef) -> Result<String, WriteError> {
         })
 }
 
+/// Patches and creates name restorewatch as their field manager (a delete has none to name).
+pub(crate) fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    }
+}
+
+pub(crate) fn post_params() -> PostParams {
+    PostParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PostParams::default()
+    }
+}
+
 async fn merge(
     client: &kube::Client,
     fresh: &Snapshot,
@@ -97,7 +112,7 @@ async fn merge(
     // A resourceVersion inside a merge patch is the server-side precondition: 409 if stale.
     patch["metadata"]["resourceVersion"] = json!(rv_of(fresh, r)?);
     api_for(client, r)
-        .patch(&r.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .patch(&r.name, &patch_params(), &Patch::Merge(&patch))
         .await
         .map(|_| ())
         .map_err(|e| classify(op, e))
@@ -108,7 +123,7 @@ async fn create(client: &kube::Client, op: &Op, body: Value) -> Result<(), Write
     let obj: DynamicObject =
         serde_json::from_value(body).map_err(|e| WriteError::Other(e.to_string()))?;
     api_for(client, &op.target())
-        .create(&PostParams::default(), &obj)
+        .create(&post_params(), &obj)
         .await
         .map(|_| ())
         .map_err(|e| classify(op, e))
@@ -240,11 +255,7 @@ pub(super) async fn apply(
             ]))
             .map_err(|e| WriteError::Other(e.to_string()))?;
             api_for(client, &target)
-                .patch(
-                    &target.name,
-                    &PatchParams::default(),
-                    &Patch::<()>::Json(patch),
-                )
+                .patch(&target.name, &patch_params(), &Patch::<()>::Json(patch))
                 .await
                 .map(|_| ())
                 .map_err(|e| classify(op, e))

@@ -64,28 +64,32 @@ pub struct ControllerGeneration {
 /// the bug). Which release first carries them is not recorded, so a newer tag proves nothing.
 const LAST_UNGUARDED: (u64, u64, u64) = (1, 6, 3);
 
-/// Writers whose writes say nothing about the backup controller: people (kubectl),
-/// restorewatch, and the PV controller (which binds and annotates every claim).
-fn says_nothing(manager: &str) -> bool {
-    manager.is_empty()
-        || manager.starts_with("kubectl")
-        || manager == "restorewatch"
-        || manager == "kube-controller-manager"
+/// The field managers the backup controller writes as: `backupstrategy-controller` is the real
+/// one (its binary's name, recorded on a real API server for every write of the restore path:
+/// the real-controller dumps); `backup-controller` is Cozystack's other controller binary, kept
+/// because a build that runs the restore logic in it writes under that name. Only their writes
+/// are evidence: a person's (`kubectl-*`), restorewatch's own repairs (`restorewatch`, or
+/// `unknown` from a version that sent no field manager), the PV controller's or any other
+/// writer's say nothing about which controller runs.
+pub const CONTROLLER_MANAGERS: &[&str] = &["backupstrategy-controller", "backup-controller"];
+
+fn is_controller(manager: &str) -> bool {
+    CONTROLLER_MANAGERS.contains(&manager)
 }
 
-/// The first writer of a field under `prefix` that is not one of `says_nothing`.
+/// The backup controller's manager, when it wrote a field under `prefix`.
 fn written_by_controller(managed: &[ManagedEntry], prefix: &str) -> Option<String> {
     managed
         .iter()
         .filter(|m| m.fields.iter().any(|f| f.starts_with(prefix)))
         .map(|m| m.manager.to_string())
-        .find(|m| !says_nothing(m))
+        .find(|m| is_controller(m))
 }
 
-/// Who wrote annotation `key` of an object, when it was not one of `says_nothing`.
+/// The backup controller's manager, when it wrote annotation `key` of an object.
 fn annotated_by_controller(meta: &crate::model::Meta, key: &str) -> Option<String> {
     meta.annotation_writer(key)
-        .filter(|m| !says_nothing(m))
+        .filter(|m| is_controller(m))
         .map(str::to_string)
 }
 
@@ -97,19 +101,29 @@ pub fn evidence(snap: &Snapshot) -> Vec<Evidence> {
             continue;
         };
         let name = format!("{}/{}", pvc.meta.namespace, pvc.meta.name);
-        if pvc.meta.annotation(ANN_RESTORE_JOB_UID).is_some() {
-            // restorewatch's own rename writes the same annotation: only a controller's write counts.
-            if let Some(m) = annotated_by_controller(&pvc.meta, ANN_RESTORE_JOB_UID) {
-                out.push(Evidence {
-                    says: Generation::Guarded,
-                    what: format!("-orig PVC {name} carries restore-job-uid (written by {m})"),
-                    at: pvc.meta.created,
-                });
-            }
+        // restorewatch's own rename writes the same annotation: only a controller's write counts.
+        let annotated_by = pvc
+            .meta
+            .annotation(ANN_RESTORE_JOB_UID)
+            .map(|_| pvc.meta.annotation_writer(ANN_RESTORE_JOB_UID));
+        if let Some(m) = annotated_by_controller(&pvc.meta, ANN_RESTORE_JOB_UID) {
+            out.push(Evidence {
+                says: Generation::Guarded,
+                what: format!("-orig PVC {name} carries restore-job-uid (written by {m})"),
+                at: pvc.meta.created,
+            });
             continue;
         }
-        // No annotation: the controller that made it did not write one, if a RestoreJob of the
-        // matching hash existed when it was made and a controller (not a person) created it.
+        let added_since = match annotated_by {
+            None => String::new(),
+            // Added by someone else (a repair): the controller that made the PVC wrote none.
+            Some(Some(m)) => format!(" of its own (added since by {m})"),
+            // Who wrote it is not recorded: nothing to tell.
+            Some(None) => continue,
+        };
+        // No annotation of the controller's: the controller that made it did not write one, if
+        // a RestoreJob of the matching hash existed when it was made and the controller (not a
+        // person, not a repair) created it.
         let made_for = snap
             .restore_jobs
             .in_namespace(&pvc.meta.namespace)
@@ -119,7 +133,7 @@ pub fn evidence(snap: &Snapshot) -> Vec<Evidence> {
             out.push(Evidence {
                 says: Generation::Unguarded,
                 what: format!(
-                    "-orig PVC {name}, made by {m} for RestoreJob {}, has no restore-job-uid",
+                    "-orig PVC {name}, made by {m} for RestoreJob {}, has no restore-job-uid{added_since}",
                     rj.meta.name
                 ),
                 at: pvc.meta.created,
@@ -231,10 +245,28 @@ pub fn judge(mut evidence: Vec<Evidence>) -> ControllerGeneration {
     }
 }
 
-/// The generation the objects of a snapshot show, with its controller's image when read.
+/// The generation the objects of a snapshot show, with its controller's image when read. The
+/// one judgement of a snapshot: check, preflight, the report, the header and the metrics all
+/// take it from here (through the report, or `Snapshot::controller_generation`).
 pub fn of_snapshot(snap: &Snapshot) -> ControllerGeneration {
     let mut ev = evidence(snap);
-    ev.extend(snap.controller_image.as_deref().and_then(image_evidence));
+    // A scoped view's evidence from the other namespaces (`judge` drops what is there twice).
+    if let Some(beyond) = &snap.beyond_scope {
+        ev.extend(evidence(beyond));
+    }
+    match snap.controller_image.as_deref().and_then(image_evidence) {
+        // The Plans controller's image only stands in when nothing else says anything.
+        Some(mut e) if snap.controller_image_fallback && ev.is_empty() => {
+            e.what = format!(
+                "{} (Deployment backup-controller: no backupstrategy-controller found)",
+                e.what
+            );
+            ev.push(e);
+        }
+        Some(_) if snap.controller_image_fallback => {}
+        Some(e) => ev.push(e),
+        None => {}
+    }
     judge(ev)
 }
 

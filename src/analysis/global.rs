@@ -364,8 +364,7 @@ pub fn orphaned_suspensions_in(
             continue;
         }
         let Some(hr_name) = e
-            .message
-            .as_deref()
+            .message_text()
             .and_then(|m| m.strip_prefix("Suspended HelmRelease "))
             .map(str::trim)
         else {
@@ -401,5 +400,53 @@ pub fn orphaned_suspensions_in(
             format!("Resume it: flux resume helmrelease {hr_name} -n {ns} (or kubectl patch hr {hr_name} -n {ns} --type merge -p '{{\"spec\":{{\"suspend\":false}}}}')"),
         )
         .action = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::{Code, Settings, analyze};
+    use crate::model::parse_object;
+    use crate::model::snapshot::Snapshot;
+    use serde_json::json;
+
+    /// A RestoreJob gone, the HelmRelease it suspended still suspended, and its `Suspended ...`
+    /// Event folded by the EventCorrelator (a real server's form, reason kept).
+    fn folded(message: &str) -> Snapshot {
+        let objs = [
+            json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": "vm-disk-data", "namespace": "tenant-a", "uid": "hr"},
+                "spec": {"suspend": true}}),
+            json!({"apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": "restore-1.1", "namespace": "tenant-a", "uid": "ev"},
+                "involvedObject": {"kind": "RestoreJob", "name": "restore-1", "namespace": "tenant-a"},
+                "reason": "PrepareForRestore", "type": "Normal", "message": message,
+                "source": {"component": "restore-controller"},
+                "lastTimestamp": "2026-12-02T03:52:10Z"}),
+        ];
+        let mut snap =
+            Snapshot::from_objects(objs.into_iter().filter_map(|o| parse_object(o).ok()));
+        // Every list in: a RestoreJob absent is known gone.
+        snap.mark_every_kind(crate::cluster::SyncState::Synced, None);
+        snap
+    }
+
+    #[test]
+    fn a_suspension_told_by_a_combined_event_is_still_seen() {
+        let now = "2026-12-02T04:00:00Z".parse().expect("time");
+        for message in [
+            "Suspended HelmRelease vm-disk-data",
+            "(combined from similar events): Suspended HelmRelease vm-disk-data",
+        ] {
+            let report = analyze(&folded(message), &Settings::default(), now);
+            assert!(
+                report
+                    .findings
+                    .iter()
+                    .any(|f| f.code == Code::HelmreleaseLeftSuspended),
+                "{message}: {:?}",
+                report.findings
+            );
+        }
     }
 }

@@ -69,15 +69,21 @@ pub fn load_snapshot_limited(
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     let mut names = Vec::new();
+    let mut images = Vec::new();
     for p in paths {
         let (bytes, origin) = read_input(p, max_input)?;
         let loaded = load_bytes(&bytes, &origin);
         drop(bytes);
         objects.extend(loaded.objects);
         problems.extend(loaded.problems);
+        images.extend(loaded.controller_images);
         names.push(origin);
     }
     let mut snap = Snapshot::from_objects(objects);
+    if let Some((image, fallback)) = crate::cluster::controller_image::from_files(&images) {
+        snap.controller_image = Some(image);
+        snap.controller_image_fallback = fallback;
+    }
     let newest = newest_object(&snap);
     snap.source = SourceInfo::Files {
         files: names,

@@ -69,9 +69,28 @@ impl Timeouts {
     }
 }
 
+/// The field manager of every write restorewatch makes: the API server records it in
+/// managedFields, so that its own writes are never taken for the backup controller's (without
+/// it a real server records `unknown`).
+pub const FIELD_MANAGER: &str = "restorewatch";
+
+/// `restorewatch/<version>`: sent with every request, so that the server's audit log names the
+/// tool and a write that somehow lacks `fieldManager` is still recorded as `restorewatch`.
+pub const USER_AGENT: &str = concat!("restorewatch/", env!("CARGO_PKG_VERSION"));
+
+/// Every request carries `USER_AGENT` (kube-rs sends none of its own).
+fn identify(config: &mut kube::Config) {
+    let ua = hyper::header::USER_AGENT;
+    config.headers.retain(|(name, _)| *name != ua);
+    config
+        .headers
+        .push((ua, hyper::header::HeaderValue::from_static(USER_AGENT)));
+}
+
 /// A client for ordinary requests: connect and read timeouts, and no hidden retries (the
 /// callers retry what is safe to retry, within a bounded time, and say so).
 pub fn request_client(mut config: kube::Config, t: &Timeouts) -> Result<Client, kube::Error> {
+    identify(&mut config);
     config.connect_timeout = t.connect;
     config.read_timeout = t.request;
     // Count the read timeout from when the request is sent, not from when its pooled
@@ -85,6 +104,7 @@ pub fn request_client(mut config: kube::Config, t: &Timeouts) -> Result<Client, 
 /// the server went silent ends with an error (the kind shows down and the watch is rebuilt)
 /// instead of looking healthy for minutes. The initial LIST waits at least the request timeout.
 pub fn watch_client(mut config: kube::Config, t: &Timeouts) -> Result<Client, kube::Error> {
+    identify(&mut config);
     config.connect_timeout = t.connect;
     config.read_timeout = Some(
         t.watch_idle()

@@ -40,6 +40,9 @@ pub struct Loaded {
     /// Every object as read, of any kind, nothing stripped: filled instead of `objects` by
     /// `load_values` (the emulator's `--load` replays a dump as it was).
     pub values: Vec<Value>,
+    /// The backup controller's Deployments found among the skipped kinds, as `(name, image)`
+    /// (`controller_image::from_files`): the image is evidence in a dump as it is live.
+    pub controller_images: Vec<(String, String)>,
     keep_values: bool,
 }
 
@@ -53,6 +56,9 @@ impl Loaded {
             }
             return;
         }
+        if let Some(found) = super::controller_image::deployment_image(&v) {
+            self.controller_images.push(found);
+        }
         match parse_object(v) {
             Ok(o) => self.objects.push(o),
             Err(ParseError::UnknownKind { .. }) => self.ignored += 1,
@@ -61,21 +67,23 @@ impl Loaded {
     }
 
     /// How much has been taken, to go back to (see `rollback`).
-    pub(crate) fn mark(&self) -> [usize; 4] {
+    pub(crate) fn mark(&self) -> [usize; 5] {
         [
             self.objects.len(),
             self.problems.len(),
             self.ignored,
             self.values.len(),
+            self.controller_images.len(),
         ]
     }
 
     /// Forgets what was taken after `mark`.
-    pub(crate) fn rollback(&mut self, [objects, problems, ignored, values]: [usize; 4]) {
+    pub(crate) fn rollback(&mut self, [objects, problems, ignored, values, images]: [usize; 5]) {
         self.objects.truncate(objects);
         self.problems.truncate(problems);
         self.ignored = ignored;
         self.values.truncate(values);
+        self.controller_images.truncate(images);
     }
 }
 
@@ -145,6 +153,7 @@ fn load_json_bytes(bytes: &[u8], origin: &str, out: &mut Loaded) {
             super::json_stream::load_json(&text, origin, &mut parsed);
             out.problems.append(&mut parsed.problems);
             out.ignored += parsed.ignored;
+            out.controller_images.append(&mut parsed.controller_images);
             out.objects.extend(
                 parsed
                     .objects

@@ -7,6 +7,7 @@
 use super::client::{ConnectOptions, Connection, api_resource, connect};
 use super::controller_image::{self, ControllerImage};
 use super::errors::{Endpoint, Failure, classify, describe_at};
+use super::velero_scope;
 use super::{KindHealth, Snapshot, SourceInfo, SyncState};
 use crate::model::{KINDS, Kind, KindInfo, parse_object};
 use kube::api::{Api, DynamicObject, ListParams, ObjectList};
@@ -83,13 +84,43 @@ pub async fn list_with(
         scope: namespace.map(str::to_string),
         ..Snapshot::default()
     };
+    // Scoped to a namespace, DataDownloads are read by their Restores' UIDs, once those are in.
     let lists = KINDS
         .iter()
+        .filter(|info| !velero_scope::by_restore_uids(info.kind, namespace))
         .map(|info| async move { (info.kind, list_kind(conn, info, namespace, retry).await) });
-    // The controller's image is read beside the lists, not after them: it never adds a wait.
+    // The controller's image is read beside the lists, not after them: it never adds a wait;
+    // so is, for a scoped view, the generation's evidence in the other namespaces.
     let image = controller_image::read(&conn.client, Some(&conn.endpoint), conn.timeouts.request);
-    let (results, image) = futures::future::join(futures::future::join_all(lists), image).await;
+    let beyond = async {
+        match namespace {
+            Some(_) => Some(super::beyond_scope::read(&conn.client, conn.timeouts.request).await),
+            None => None,
+        }
+    };
+    let ((mut results, image), beyond) = futures::future::join(
+        futures::future::join(futures::future::join_all(lists), image),
+        beyond,
+    )
+    .await;
+    match beyond {
+        Some(Ok(b)) => snap.beyond_scope = Some(b),
+        Some(Err(e)) => tracing::info!(
+            "the controller's generation is judged from namespace {} alone: {e}",
+            namespace.unwrap_or_default()
+        ),
+        None => {}
+    }
+    if let Some(ns) = namespace {
+        let restores = results
+            .iter()
+            .find(|(k, _)| *k == Kind::VeleroRestore)
+            .map(|(_, r)| r);
+        let downloads = downloads_of(conn, ns, restores, retry).await;
+        results.push((Kind::DataDownload, downloads));
+    }
     snap.controller_image = image.image().map(str::to_string);
+    snap.controller_image_fallback = image.is_fallback();
     let mut unreadable = Vec::new();
     let now = jiff::Timestamp::now();
     for (kind, result) in results {
@@ -166,14 +197,33 @@ pub(crate) async fn list_kind(
     namespace: Option<&str>,
     retry: Retry,
 ) -> Result<Vec<DynamicObject>, kube::Error> {
+    list_in(
+        conn,
+        info,
+        &velero_scope::read_in(info.kind, namespace),
+        retry,
+    )
+    .await
+}
+
+/// One kind listed where and as `at` says (every page, with retries).
+pub(crate) async fn list_in(
+    conn: &Connection,
+    info: &'static KindInfo,
+    at: &velero_scope::ReadIn,
+    retry: Retry,
+) -> Result<Vec<DynamicObject>, kube::Error> {
     let ar = api_resource(info);
-    let api: Api<DynamicObject> = match (namespace, info.namespaced) {
+    let api: Api<DynamicObject> = match (&at.namespace, info.namespaced) {
         (Some(ns), true) => Api::namespaced_with(conn.client.clone(), ns, &ar),
         _ => Api::all_with(conn.client.clone(), &ar),
     };
     let mut params = ListParams::default().limit(500);
     if info.kind == Kind::Event {
         params = params.fields("involvedObject.kind=RestoreJob");
+    }
+    if let Some(labels) = &at.labels {
+        params = params.labels(labels);
     }
     let mut items = Vec::new();
     loop {
@@ -184,6 +234,56 @@ pub(crate) async fn list_kind(
             Some(c) => params = params.continue_token(&c),
             None => return Ok(items),
         }
+    }
+}
+
+/// The DataDownloads of namespace `ns`'s Velero Restores (as `restores` listed them): by
+/// their UIDs; none without a Restore. A failure to list the Restores is the DataDownloads'
+/// too: which ones are this namespace's cannot be told without them.
+async fn downloads_of(
+    conn: &Connection,
+    ns: &str,
+    restores: Option<&Result<Vec<DynamicObject>, kube::Error>>,
+    retry: Retry,
+) -> Result<Vec<DynamicObject>, kube::Error> {
+    let restores = match restores {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(why_downloads_unknown(e)),
+        None => return Ok(Vec::new()),
+    };
+    let uids: std::collections::BTreeSet<String> = restores
+        .iter()
+        .filter_map(|r| r.metadata.uid.clone())
+        .collect();
+    tracing::debug!(
+        namespace = ns,
+        restores = uids.len(),
+        "listing their DataDownloads"
+    );
+    let info = Kind::DataDownload.info();
+    let mut out = Vec::new();
+    for labels in velero_scope::downloads_selectors(&uids) {
+        let at = velero_scope::ReadIn {
+            namespace: Some(crate::model::names::VELERO_NAMESPACE.to_string()),
+            labels: Some(labels),
+        };
+        out.extend(list_in(conn, info, &at, retry).await?);
+    }
+    Ok(out)
+}
+
+/// The Restores' failure, as the DataDownloads' (same code: a 403 stays a 403, a 404 a 404).
+fn why_downloads_unknown(e: &kube::Error) -> kube::Error {
+    match e {
+        kube::Error::Api(s) => {
+            let mut s = s.clone();
+            s.message = format!(
+                "the DataDownloads of this namespace's restores are found through their Velero Restores, which could not be read: {}",
+                s.message
+            );
+            kube::Error::Api(s)
+        }
+        other => kube::Error::Service(other.to_string().into()),
     }
 }
 

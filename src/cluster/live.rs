@@ -5,6 +5,7 @@
 use super::client::{Timeouts, api_resource, status_code};
 use super::controller_image::{self, ControllerImage};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
+use super::velero_scope;
 use super::watch_log::{Line, WatchLog};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
 use crate::model::changes::Changes;
@@ -43,8 +44,11 @@ enum Change {
     Error(Kind, String),
     NotInstalled(Kind),
     Forbidden(Kind, String),
-    /// The backup controller's image as last read (`None`: no evidence).
-    ControllerImage(Option<String>),
+    /// The backup controller's image as last read (`None`: no evidence), and whether it is the
+    /// fallback Deployment's (`ControllerImage::is_fallback`).
+    ControllerImage(Option<String>, bool),
+    /// A scoped view's read of the generation's evidence in every namespace.
+    BeyondScope(Option<Arc<Snapshot>>),
 }
 
 /// Handles to the running source; dropping it stops every task.
@@ -78,16 +82,29 @@ pub fn start_watching(
 ) -> WatchSource {
     let (tx, rx) = mpsc::channel::<Change>(4096);
     let watch = Arc::new(watch);
+    let scope = opts.namespace.as_deref();
+    // Scoped to a namespace, the DataDownloads follow the UIDs of its Velero Restores.
+    let (uids_tx, uids_rx) = tokio::sync::watch::channel(DownloadScope::Unknown);
     let mut tasks: Vec<JoinHandle<()>> = KINDS
         .iter()
         .map(|info| {
-            tokio::spawn(watch_kind(
-                client.clone(),
-                info,
-                opts.namespace.clone(),
-                tx.clone(),
-                Arc::clone(&watch),
-            ))
+            if velero_scope::by_restore_uids(info.kind, scope) {
+                tokio::spawn(watch_downloads(
+                    client.clone(),
+                    info,
+                    uids_rx.clone(),
+                    tx.clone(),
+                    Arc::clone(&watch),
+                ))
+            } else {
+                tokio::spawn(watch_kind(
+                    client.clone(),
+                    info,
+                    velero_scope::read_in(info.kind, scope),
+                    tx.clone(),
+                    Arc::clone(&watch),
+                ))
+            }
         })
         .collect();
     tasks.push(tokio::spawn(read_controller_image(
@@ -95,6 +112,13 @@ pub fn start_watching(
         tx.clone(),
         Arc::clone(&watch),
     )));
+    if scope.is_some() {
+        tasks.push(tokio::spawn(read_beyond_scope(
+            client.clone(),
+            tx.clone(),
+            Arc::clone(&watch),
+        )));
+    }
     drop(tx);
     let (update_tx, update_rx) = mpsc::channel(1);
     let source = SourceInfo::Live {
@@ -106,6 +130,7 @@ pub fn start_watching(
         update_tx,
         source,
         opts.namespace.clone(),
+        scope.is_some().then_some(uids_tx),
     )));
     WatchSource {
         updates: update_rx,
@@ -152,7 +177,44 @@ async fn read_controller_image(
             said = why;
         }
         let image = read.image().map(str::to_string);
-        if tx.send(Change::ControllerImage(image)).await.is_err() {
+        if tx
+            .send(Change::ControllerImage(image, read.is_fallback()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        tokio::time::sleep(controller_image::REREAD_EVERY).await;
+    }
+}
+
+/// For a view scoped to one namespace, the controller's generation is judged as an unscoped
+/// view judges it (`beyond_scope`): read at start and as often as the image, never watched.
+async fn read_beyond_scope(
+    client: kube::Client,
+    tx: mpsc::Sender<Change>,
+    watch: Arc<WatchOptions>,
+) {
+    let mut said = false;
+    loop {
+        let limit = watch
+            .timeouts
+            .request
+            .unwrap_or(controller_image::REREAD_EVERY / 20);
+        let read = match super::beyond_scope::read(&client, Some(limit)).await {
+            Ok(b) => Some(b),
+            Err(e) => {
+                if !said {
+                    tracing::info!(
+                        "the controller's generation is judged from the watched namespace alone: {}",
+                        one_line(&e)
+                    );
+                    said = true;
+                }
+                None
+            }
+        };
+        if tx.send(Change::BeyondScope(read)).await.is_err() {
             return;
         }
         tokio::time::sleep(controller_image::REREAD_EVERY).await;
@@ -179,15 +241,105 @@ fn key_of(obj: &DynamicObject) -> ObjKey {
 /// Listed Events buffered between two trims to their bound (`snapshot::bound_events`).
 const EVENTS_TRIM_STEP: usize = 2_000;
 
+/// What a scoped view knows of its Velero Restores, for the DataDownloads' watch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum DownloadScope {
+    /// The Restores are not listed yet (or not now): the DataDownloads stay unknown.
+    Unknown,
+    /// Velero is not installed.
+    NotInstalled,
+    /// The Restores cannot be read: neither can their DataDownloads be told apart.
+    Forbidden(String),
+    /// The UIDs of the namespace's Restores, as last listed.
+    Uids(std::collections::BTreeSet<String>),
+}
+
+impl DownloadScope {
+    /// From the snapshot: the Restores' UIDs once their kind is listed.
+    fn of(s: &Snapshot) -> Option<DownloadScope> {
+        match s.health.get(&Kind::VeleroRestore).map(|h| &h.state) {
+            Some(SyncState::Synced) => Some(DownloadScope::Uids(velero_scope::restore_uids(s))),
+            Some(SyncState::NotInstalled) => Some(DownloadScope::NotInstalled),
+            Some(SyncState::Forbidden { error }) => Some(DownloadScope::Forbidden(error.clone())),
+            // Relisting or down: keep watching what was selected last.
+            _ => None,
+        }
+    }
+}
+
+/// The DataDownloads of a scoped view's Velero Restores: a watch selecting their UIDs, begun
+/// again (a fresh list) whenever the set changes; none to watch without a Restore.
+async fn watch_downloads(
+    client: kube::Client,
+    info: &'static KindInfo,
+    mut uids: tokio::sync::watch::Receiver<DownloadScope>,
+    tx: mpsc::Sender<Change>,
+    watch: Arc<WatchOptions>,
+) {
+    loop {
+        let now = uids.borrow_and_update().clone();
+        let mut running: Vec<JoinHandle<()>> = Vec::new();
+        let sent = match now {
+            DownloadScope::Unknown => Ok(()),
+            DownloadScope::NotInstalled => tx.send(Change::NotInstalled(info.kind)).await,
+            DownloadScope::Forbidden(e) => {
+                let why = format!(
+                    "the DataDownloads of this namespace's restores are found through their Velero Restores, which cannot be read: {e}"
+                );
+                tx.send(Change::Forbidden(info.kind, why)).await
+            }
+            DownloadScope::Uids(set) => {
+                let selectors = velero_scope::downloads_selectors(&set);
+                match selectors.as_slice() {
+                    // No Restore of this namespace: no DataDownload of theirs either.
+                    [] => tx.send(Change::Replace(info.kind, Vec::new())).await,
+                    // One selector covers them (UIDS_PER_SELECTOR restores per namespace).
+                    [labels, ..] => {
+                        if selectors.len() > 1 {
+                            tracing::warn!(
+                                "{} Velero Restores in one namespace: only the DataDownloads of the first {} are watched",
+                                set.len(),
+                                velero_scope::UIDS_PER_SELECTOR
+                            );
+                        }
+                        let at = velero_scope::ReadIn {
+                            namespace: Some(crate::model::names::VELERO_NAMESPACE.to_string()),
+                            labels: Some(labels.clone()),
+                        };
+                        running.push(tokio::spawn(watch_kind(
+                            client.clone(),
+                            info,
+                            at,
+                            tx.clone(),
+                            Arc::clone(&watch),
+                        )));
+                        Ok(())
+                    }
+                }
+            }
+        };
+        if sent.is_err() {
+            return;
+        }
+        let changed = uids.changed().await;
+        for t in running {
+            t.abort();
+        }
+        if changed.is_err() {
+            return;
+        }
+    }
+}
+
 async fn watch_kind(
     client: kube::Client,
     info: &'static KindInfo,
-    namespace: Option<String>,
+    at: velero_scope::ReadIn,
     tx: mpsc::Sender<Change>,
     watch: Arc<WatchOptions>,
 ) {
     let ar = api_resource(info);
-    let api: Api<DynamicObject> = match (&namespace, info.namespaced) {
+    let api: Api<DynamicObject> = match (&at.namespace, info.namespaced) {
         (Some(ns), true) => Api::namespaced_with(client, ns, &ar),
         _ => Api::all_with(client, &ar),
     };
@@ -198,6 +350,9 @@ async fn watch_kind(
     if info.kind == Kind::Event {
         // Only the restore's own events are read; all events of a busy cluster are many.
         config = config.fields("involvedObject.kind=RestoreJob");
+    }
+    if let Some(labels) = &at.labels {
+        config = config.labels(labels);
     }
     // After an error the stream is rebuilt (a fresh LIST) rather than resumed: a resumed watch
     // on a quiet kind sends nothing, so nothing would ever tell that it is healthy again; the
@@ -382,6 +537,7 @@ async fn store_task(
     updates: mpsc::Sender<SourceUpdate>,
     source: SourceInfo,
     scope: Option<String>,
+    uids: Option<tokio::sync::watch::Sender<DownloadScope>>,
 ) {
     let mut snap = Snapshot {
         source,
@@ -413,6 +569,13 @@ async fn store_task(
                 // A reread that found the same image changed nothing: nothing to hand on.
                 if pending.as_ref().is_some_and(Changes::is_empty) {
                     pending = None;
+                }
+                if let (Some(tx), Some(now)) = (&uids, DownloadScope::of(&snap)) {
+                    tx.send_if_modified(|was| {
+                        let changed = *was != now;
+                        *was = now;
+                        changed
+                    });
                 }
             }
             permit = updates.reserve(), if pending.is_some() => {
@@ -532,9 +695,18 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
             changes.health = true;
             set_state(s, kind, SyncState::Forbidden { error })
         }
-        Change::ControllerImage(image) => {
-            if s.controller_image != image {
+        Change::BeyondScope(read) => {
+            // Replaced whole; a read that found the same evidence changes nothing visible, but
+            // the generation is judged again (cheap: a few objects).
+            if s.beyond_scope.is_some() || read.is_some() {
+                s.beyond_scope = read;
+                changes.health = true;
+            }
+        }
+        Change::ControllerImage(image, fallback) => {
+            if s.controller_image != image || s.controller_image_fallback != fallback {
                 s.controller_image = image;
+                s.controller_image_fallback = fallback;
                 // The generation is cluster-wide and findings are phrased for it: every
                 // namespace's findings may read differently.
                 changes.health = true;

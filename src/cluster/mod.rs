@@ -1,5 +1,6 @@
 //! Where objects come from: live watches, snapshot files, the demo. All produce a `Snapshot`.
 
+pub mod beyond_scope;
 pub mod changes;
 pub mod client;
 pub mod controller_image;
@@ -12,6 +13,7 @@ pub mod list_once;
 pub mod live;
 pub mod restore_scope;
 pub mod static_source;
+pub mod velero_scope;
 pub mod watch_log;
 pub mod yaml_stream;
 

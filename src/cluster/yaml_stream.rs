@@ -271,7 +271,7 @@ fn load_list_by_items(
     true
 }
 
-fn rollback(out: &mut Loaded, mark: [usize; 4]) -> bool {
+fn rollback(out: &mut Loaded, mark: [usize; 5]) -> bool {
     out.rollback(mark);
     false
 }

@@ -548,6 +548,13 @@ pub struct Snapshot {
     /// The backup controller Deployment's image, when a live read could get it (RBAC allows,
     /// it exists): evidence of the controller's generation. `None` says nothing.
     pub controller_image: Option<String>,
+    /// `controller_image` is the `backup-controller` Deployment's (the strategy controller's
+    /// was absent): weaker evidence, used only where the objects show nothing.
+    pub controller_image_fallback: bool,
+    /// For a view scoped to one namespace: the RestoreJobs and `-orig` PVCs of every namespace,
+    /// read only to judge the controller's generation as an unscoped view does (`None`: not
+    /// read, or not readable).
+    pub beyond_scope: Option<std::sync::Arc<Snapshot>>,
 }
 
 pub use super::tombstones::{Tombstone, Tombstones};
@@ -564,6 +571,8 @@ impl Default for Snapshot {
             scope: None,
             tombstones: Tombstones::default(),
             controller_image: None,
+            controller_image_fallback: false,
+            beyond_scope: None,
         }
     }
 }

@@ -204,6 +204,8 @@ fn evidence_may_change(old: &Snapshot, new: &Snapshot, changes: &Changes) -> boo
         || !changes.kinds.is_empty()
         || old.scope != new.scope
         || old.controller_image != new.controller_image
+        || old.controller_image_fallback != new.controller_image_fallback
+        || !same_beyond_scope(old, new)
     {
         return true;
     }
@@ -220,6 +222,15 @@ fn evidence_may_change(old: &Snapshot, new: &Snapshot, changes: &Changes) -> boo
     })
 }
 
+/// The same objects read beyond the scope (the very same read: it is replaced whole).
+fn same_beyond_scope(old: &Snapshot, new: &Snapshot) -> bool {
+    match (&old.beyond_scope, &new.beyond_scope) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
 /// The same restores, findings and `-orig` PVCs: what a reader sees (not when it was made).
 fn same_content(a: &Report, b: &Report) -> bool {
     a.restores == b.restores && a.findings == b.findings && a.orig_pvcs == b.orig_pvcs
@@ -229,7 +240,8 @@ fn same_content(a: &Report, b: &Report) -> bool {
 ///
 /// Conservative where the analysis looks across namespaces: a PV counts for the namespaces of
 /// the claims that name it (its `claimRef`, before and after, and every PVC whose `volumeName`
-/// it is); a Velero Restore or DataDownload (kept in Velero's own namespace, found by labels
+/// it is); any object counts also for the namespaces of the copy restores that target its
+/// namespace (`readers_across`); a Velero Restore or DataDownload (kept in Velero's own namespace, found by labels
 /// and name prefixes) and a StorageClass or Namespace count for every namespace, as does any
 /// change of health, scope or a whole kind.
 fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
@@ -268,7 +280,31 @@ fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
     for ns in evicted_tombstones(&old.tombstones, &new.tombstones) {
         out.insert(ns);
     }
+    let readers = readers_across(old, new, &out);
+    out.extend(readers);
     Touched::Some(out)
+}
+
+/// The namespaces whose restores read objects in one of `changed` without living there: a copy
+/// restore reads its disks' PVCs, DataVolumes, HelmReleases, VMs and Pods in its
+/// `targetNamespace`, so a change there (a deletion above all) redoes the RestoreJob's own
+/// namespace. Read from both snapshots (a RestoreJob retargeted or deleted in the batch) and
+/// from the raw option, whatever the driver: redoing one namespace too many costs little, one
+/// too few leaves a chain holding an object that is gone.
+fn readers_across(old: &Snapshot, new: &Snapshot, changed: &BTreeSet<String>) -> Vec<String> {
+    use crate::model::field::Field;
+    let mut out = Vec::new();
+    for snap in [old, new] {
+        for rj in snap.restore_jobs.iter() {
+            if let Field::Known(target) = &rj.options.target_namespace
+                && *target != rj.meta.namespace
+                && changed.contains(target)
+            {
+                out.push(rj.meta.namespace.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Namespaces of the tombstones that fell out of the bounded list: the analysis may have

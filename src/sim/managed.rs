@@ -46,15 +46,25 @@ impl Writer {
 
     /// The manager a real server records for a request: the `fieldManager` parameter, else the
     /// client's user-agent up to its first `/` (`kubectl/v1.32.0 (linux/amd64) ...` ->
-    /// `kubectl`), at most 128 characters.
+    /// `kubectl`), else `unknown` (a request without either, as the real-controller dumps
+    /// recorded restorewatch's own writes before they carried a field manager), at most 128
+    /// characters.
     pub fn from_request(
         field_manager: Option<&str>,
         user_agent: &str,
         operation: Operation,
     ) -> Self {
+        let product: String = user_agent
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
         let manager = match field_manager.filter(|m| !m.is_empty()) {
             Some(m) => m.to_string(),
-            None => user_agent.split('/').next().unwrap_or("").to_string(),
+            None if product.trim().is_empty() => UNKNOWN_MANAGER.to_string(),
+            None => product,
         };
         Writer {
             manager: manager.chars().take(128).collect(),
@@ -62,6 +72,9 @@ impl Writer {
         }
     }
 }
+
+/// The manager a real server records for a write that names none and sends no User-Agent.
+pub const UNKNOWN_MANAGER: &str = "unknown";
 
 /// The manager the simulated kube-controller-manager writes as.
 pub const KCM: &str = "kube-controller-manager";
@@ -333,5 +346,10 @@ mod tests {
         assert_eq!(w.manager, "kubectl");
         let w = Writer::from_request(Some("kubectl-patch"), "kubectl/v1.32.0", Operation::Update);
         assert_eq!(w.manager, "kubectl-patch");
+        // Neither: what the real server recorded for restorewatch's writes in the dumps.
+        let w = Writer::from_request(None, "", Operation::Update);
+        assert_eq!(w.manager, "unknown");
+        let w = Writer::from_request(Some(""), "", Operation::Update);
+        assert_eq!(w.manager, "unknown");
     }
 }

@@ -20,11 +20,25 @@ pub struct RequestCounts {
     watch: AtomicU64,
     get: AtomicU64,
     write: AtomicU64,
+    /// Every distinct `User-Agent` of a resource request (a few at most: one per client).
+    agents: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl RequestCounts {
     /// Counts one resource request by verb, before it is authorised or answered.
-    pub fn record(&self, method: &Method, path: &ResourcePath, query: &HashMap<String, String>) {
+    pub fn record(
+        &self,
+        method: &Method,
+        path: &ResourcePath,
+        query: &HashMap<String, String>,
+        user_agent: &str,
+    ) {
+        if let Ok(mut agents) = self.agents.lock()
+            && !agents.contains(user_agent)
+            && agents.len() < 64
+        {
+            agents.insert(user_agent.to_string());
+        }
         let c = match (method, path.name.is_some()) {
             (&Method::GET, _) if path.watch_prefix || is_watch(query) => &self.watch,
             (&Method::GET, true) => &self.get,
@@ -41,6 +55,7 @@ impl RequestCounts {
             "watch": n(&self.watch),
             "get": n(&self.get),
             "write": n(&self.write),
+            "userAgents": self.agents.lock().map(|a| a.iter().cloned().collect::<Vec<_>>()).unwrap_or_default(),
         })
     }
 }

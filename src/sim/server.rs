@@ -232,7 +232,8 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         Route::Resource(path) => {
-            ctx.requests.record(&r.method, &path, &r.query);
+            ctx.requests
+                .record(&r.method, &path, &r.query, &r.user_agent);
             if let Some(e) = ctx.faults.before_request().await {
                 return error_response(&e);
             }

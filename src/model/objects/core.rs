@@ -235,4 +235,24 @@ impl Event {
     pub fn is_warning(&self) -> bool {
         self.type_.as_deref() == Some("Warning")
     }
+
+    /// The message as the controller wrote it: client-go's EventCorrelator folds the 11th and
+    /// later distinct messages of one reason on one object within 10 minutes into one Event
+    /// whose message is the newest one behind `COMBINED_PREFIX` (seen on a real server:
+    /// `(combined from similar events): Pre-restore preparation complete`). The reason stays.
+    pub fn message_text(&self) -> Option<&str> {
+        self.message
+            .as_deref()
+            .map(|m| m.strip_prefix(COMBINED_PREFIX).unwrap_or(m))
+    }
+
+    /// Folded by the EventCorrelator: earlier messages of the same reason are not all there.
+    pub fn combined(&self) -> bool {
+        self.message
+            .as_deref()
+            .is_some_and(|m| m.starts_with(COMBINED_PREFIX))
+    }
 }
+
+/// What client-go puts before the message of an Event that stands for several.
+pub const COMBINED_PREFIX: &str = "(combined from similar events): ";

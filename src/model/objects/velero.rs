@@ -31,7 +31,9 @@ impl VeleroRestore {
                 .iter()
                 .filter_map(|e| e.as_str().map(|e| redact_message(e.to_string())))
                 .collect(),
-            failure_reason: message_at(v, &["status", "failureReason"]),
+            // Velero writes `failureReason: ""` on a PartiallyFailed restore: no reason at all.
+            failure_reason: message_at(v, &["status", "failureReason"])
+                .filter(|r| !r.trim().is_empty()),
             errors: i64_at(v, &["status", "errors"]).known().copied(),
             warnings: i64_at(v, &["status", "warnings"]).known().copied(),
         }
@@ -118,5 +120,22 @@ impl VeleroBackup {
             phase: str_at(v, &["status", "phase"]),
             expiration: time_at(v, &["status", "expiration"]).known().copied(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_failure_reason_is_no_reason() {
+        // Velero's PartiallyFailed restore of the real run (dump 05): `failureReason: ""`.
+        let v = serde_json::json!({"status": {"phase": "PartiallyFailed", "failureReason": "", "errors": 1}});
+        assert_eq!(VeleroRestore::parse(&v).failure_reason, None);
+        let v = serde_json::json!({"status": {"phase": "Failed", "failureReason": "timed out"}});
+        assert_eq!(
+            VeleroRestore::parse(&v).failure_reason.as_deref(),
+            Some("timed out")
+        );
     }
 }
