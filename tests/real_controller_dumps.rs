@@ -4,9 +4,6 @@
 //! file), against `tests/real_controller_expectations.toml`: the scenario's restore, its
 //! steps, the findings about its namespace, the repairs they offer and the controller's
 //! generation, as the dumps README and the controller's code say they should be.
-//!
-//! States other branches are fixing as this is written (`AWAITING_MERGE`) are tolerated and
-//! named; everything else must hold.
 
 use restorewatch::analysis::{Finding, Report, Settings, analyze};
 use restorewatch::cli::check::load_snapshot;
@@ -14,76 +11,6 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Expectations written as they SHOULD be that this branch cannot meet yet, each fixed on
-/// another branch: `(dump file, what)`, where `what` is a finding code (present or absent as
-/// expected), `step:<id>`, or `actions`. The lead removes an entry when its fix is merged.
-const AWAITING_MERGE: &[(&str, &str)] = &[
-    // truth: a VMDisk restore on this controller suspends nothing and deletes no DataVolume.
-    (
-        "10-vmdisk-a-velero-restore-created.json",
-        "step:suspend-releases",
-    ),
-    (
-        "10-vmdisk-a-velero-restore-created.json",
-        "step:delete-datavolumes",
-    ),
-    ("10-vmdisk-b-succeeded.json", "step:suspend-releases"),
-    ("10-vmdisk-b-succeeded.json", "step:delete-datavolumes"),
-    (
-        "11-vmdisk-orig-taken-a-velero-restore-created.json",
-        "step:suspend-releases",
-    ),
-    (
-        "11-vmdisk-orig-taken-a-velero-restore-created.json",
-        "step:delete-datavolumes",
-    ),
-    (
-        "11-vmdisk-orig-taken-b-succeeded.json",
-        "step:suspend-releases",
-    ),
-    (
-        "11-vmdisk-orig-taken-b-succeeded.json",
-        "step:delete-datavolumes",
-    ),
-    (
-        "12-vmdisk-mounted-a-velero-restore-created.json",
-        "step:suspend-releases",
-    ),
-    (
-        "12-vmdisk-mounted-a-velero-restore-created.json",
-        "step:delete-datavolumes",
-    ),
-    (
-        "12-vmdisk-mounted-b-succeeded.json",
-        "step:suspend-releases",
-    ),
-    (
-        "12-vmdisk-mounted-b-succeeded.json",
-        "step:delete-datavolumes",
-    ),
-    // truth: a disk renamed under another application's running VM.
-    (
-        "12b-vmdisk-mounted-with-ur-a-velero-restore-created.json",
-        "mounted-disk-renamed",
-    ),
-    (
-        "12b-vmdisk-mounted-with-ur-b-20s-later.json",
-        "mounted-disk-renamed",
-    ),
-    // truth: Velero's FailedValidation after the disks were renamed is an error at once.
-    (
-        "13-velero-failedvalidation-a-just-failed.json",
-        "velero-restore-rejected",
-    ),
-    (
-        "13-velero-failedvalidation-b-45s-later.json",
-        "velero-restore-rejected",
-    ),
-    (
-        "13-velero-failedvalidation-c-10min-later.json",
-        "velero-restore-rejected",
-    ),
-];
 
 #[derive(Deserialize)]
 struct Expectations {
@@ -292,12 +219,8 @@ fn every_real_controller_dump_is_judged_as_its_readme_says() {
         files, named,
         "the dumps and real_controller_expectations.toml name the same files"
     );
-    for (file, _) in AWAITING_MERGE {
-        assert!(named.contains(*file), "AWAITING_MERGE names no dump {file}");
-    }
 
     let mut failures = Vec::new();
-    let mut awaited = Vec::new();
     for d in &exp.dump {
         let path = dir.join(&d.file);
         let (snap, problems) = load_snapshot(std::slice::from_ref(&path)).expect("the dump loads");
@@ -307,17 +230,9 @@ fn every_real_controller_dump_is_judged_as_its_readme_says() {
             None => moment(&path),
         };
         let report = analyze(&snap, &Settings::default(), now);
-        for (what, why) in compare(d, &report) {
-            let line = format!("{} (at {now}): {why}", d.file);
-            if AWAITING_MERGE.contains(&(d.file.as_str(), what.as_str())) {
-                awaited.push(line);
-            } else {
-                failures.push(line);
-            }
+        for (_what, why) in compare(d, &report) {
+            failures.push(format!("{} (at {now}): {why}", d.file));
         }
-    }
-    for a in &awaited {
-        println!("awaiting merge: {a}");
     }
     assert!(
         failures.is_empty(),
