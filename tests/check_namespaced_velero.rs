@@ -1,6 +1,6 @@
 //! `check -n NS` reads the Velero objects of NS's restores where they live (Velero's namespace
 //! `cozy-velero`), by label, as a user whose RBAC grants only that: the namespace's kinds in NS,
-//! the cluster-scoped kinds, and Velero Restores and DataDownloads in `cozy-velero`. A succeeded
+//! the cluster-scoped kinds, and Velero Restores, DataDownloads and Backups in `cozy-velero`. A succeeded
 //! restore then shows its Velero step done and its download, as an unscoped `check` does; a
 //! user who may not read them is told so, never shown a restore whose Velero side is "pending".
 
@@ -42,7 +42,7 @@ fn tenant_rules(velero: bool) -> Vec<Rule> {
     if velero {
         rules.push(rule(
             &read,
-            &["restores", "datadownloads"],
+            &["restores", "datadownloads", "backups"],
             &["cozy-velero"],
         ));
     }
@@ -69,7 +69,7 @@ async fn cluster(rules: Vec<Rule>) -> Cluster {
             let uid = "00000000-0000-4000-8000-00000000000z";
             if v["kind"] == "Restore" {
                 v["metadata"]["uid"] = uid.into();
-            } else {
+            } else if v["kind"] == "DataDownload" {
                 v["metadata"]["labels"]["velero.io/restore-uid"] = uid.into();
                 v["metadata"]["ownerReferences"][0]["uid"] = uid.into();
             }

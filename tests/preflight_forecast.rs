@@ -244,3 +244,49 @@ async fn preflight_names_the_generation_check_names_from_another_namespaces_evid
     );
     sim.stop().await;
 }
+
+/// The VM's Backup naming its Velero Backup, and that Velero Backup in Velero's namespace,
+/// expiring at `expiration` (`None`: no Velero Backup at all).
+fn vm_objects_with_velero_backup(expiration: Option<&str>) -> Vec<Value> {
+    let mut objs = vm_objects();
+    objs[2]["spec"]["driverMetadata"] = json!({"velero.io/backup-name": "tenant-a.vm1-nightly-x1"});
+    objs.push(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
+    );
+    // Another Backup of Velero's, so that a read of the kind is plainly a read.
+    objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
+        "metadata": {"name": "tenant-b.vm9-nightly-y2", "namespace": "cozy-velero"},
+        "status": {"phase": "Completed", "expiration": "2099-01-01T00:00:00Z"}}));
+    if let Some(at) = expiration {
+        objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
+            "metadata": {"name": "tenant-a.vm1-nightly-x1", "namespace": "cozy-velero"},
+            "status": {"phase": "Completed", "expiration": at}}));
+    }
+    objs
+}
+
+/// Dumps 13-*: a Velero Backup that is gone makes Velero answer `FailedValidation` after the
+/// controller renamed the disks, and the restore waits forever. preflight reads Velero's
+/// Backups (in Velero's namespace, whatever namespace it is asked about) and says so before.
+#[tokio::test]
+async fn a_velero_backup_that_is_gone_or_expired_is_flagged_before_the_restore() {
+    for (expiration, flagged) in [
+        (None, true),
+        (Some("2020-01-01T00:00:00Z"), true),
+        (Some("2099-01-01T00:00:00Z"), false),
+    ] {
+        let sim = Cluster::start(vm_objects_with_velero_backup(expiration)).await;
+        let (code, doc) = sim
+            .preflight_file(&rj_manifest("restore-vb", json!({})))
+            .await;
+        let p = prediction(&doc, "velero-backup-missing");
+        assert_eq!(p.is_some(), flagged, "expiration {expiration:?}: {doc:#}");
+        if flagged {
+            assert_eq!(code, 1, "{doc:#}");
+            assert_eq!(p.unwrap()["severity"], "error");
+        } else {
+            assert_eq!(code, 0, "{doc:#}");
+        }
+        sim.stop().await;
+    }
+}

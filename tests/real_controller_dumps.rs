@@ -11,7 +11,6 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-
 #[derive(Deserialize)]
 struct Expectations {
     dump: Vec<Dump>,

@@ -427,7 +427,7 @@ mod tests {
         let mut snap =
             Snapshot::from_objects(objs.into_iter().filter_map(|o| parse_object(o).ok()));
         // Every list in: a RestoreJob absent is known gone.
-        snap.mark_every_kind(crate::cluster::SyncState::Synced, None);
+        snap.mark_every_kind(crate::model::snapshot::SyncState::Synced, None);
         snap
     }
 

@@ -24,12 +24,10 @@ enum State {
 }
 
 /// Whether the snapshot holds Velero's Backups in Velero's namespace: a live list that synced
-/// (and is not scoped to another namespace), or a file that holds at least one (a dump that
-/// lists none of the kind says nothing about it: kubectl was not asked for it).
+/// (a view scoped to one namespace reads them there too: `cluster::velero_scope`), or a file
+/// that holds at least one (a dump that lists none of the kind says nothing about it: kubectl
+/// was not asked for it).
 fn backups_readable(snap: &Snapshot) -> bool {
-    if snap.scope.as_deref().is_some_and(|s| s != VELERO_NAMESPACE) {
-        return false;
-    }
     match snap.absence_known(Kind::VeleroBackup) {
         Some(known) => known,
         None => snap.objects.len(Kind::VeleroBackup) > 0,
