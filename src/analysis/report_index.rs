@@ -118,6 +118,8 @@ impl ReportIndex {
             if !list.is_sorted_by(|a, b| report_order(a, b).is_le()) {
                 list.sort_by(|a, b| report_order(a, b));
             }
+            // As the report's list: each finding once.
+            list.dedup();
         }
         ReportIndex {
             built: true,
