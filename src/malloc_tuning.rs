@@ -7,9 +7,11 @@
 //! memory freed in one (the initial lists, parsed on whichever thread the watch ran) is not
 //! reused by another. One arena and a fixed trim threshold (glibc otherwise raises it to up to
 //! 32 MiB after big frees, keeping that much freed memory) took the dashboard from 76-79 to
-//! 67 MiB at its peak and `serve` from 79-83 to 70 MiB, with writes drawn as fast; two arenas
-//! saved nothing, mimalloc and jemalloc (preloaded) less than this or nothing, at the cost
-//! of a C build. A user's own `MALLOC_ARENA_MAX` / `MALLOC_TRIM_THRESHOLD_` win.
+//! 67 MiB at its peak and `serve` from 79-83 to 70 MiB; two arenas saved little, mimalloc and
+//! jemalloc (preloaded) less than this or nothing, at the cost of a C build. The price: the
+//! initial lists, parsed on two threads at once, take turns in the one arena (first report on
+//! 20k objects 1.4 -> 2.1 s on a quiet machine). A user's own `MALLOC_ARENA_MAX` /
+//! `MALLOC_TRIM_THRESHOLD_` win.
 
 /// Arenas at most: glibc's default is 8 per core.
 pub const ARENAS: i32 = 1;
