@@ -13,6 +13,7 @@ pub mod config;
 pub mod document;
 pub mod exit;
 pub mod logging;
+pub mod malloc_tuning;
 pub mod model;
 pub mod pipeline;
 pub mod private_file;

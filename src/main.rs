@@ -2,8 +2,14 @@ use clap::Parser;
 use restorewatch::cli::{Cli, Command, exit};
 use restorewatch::cluster::exec_plugin;
 
+fn main() {
+    // Before the runtime's threads exist: glibc reads the arena limit only once.
+    restorewatch::malloc_tuning::apply();
+    run();
+}
+
 #[tokio::main]
-async fn main() {
+async fn run() {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check(args)) => interruptible(restorewatch::cli::check::run(args)).await,

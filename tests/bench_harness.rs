@@ -55,7 +55,9 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
     for row in [
         "first complete report on screen",
         "pipeline work for one changed PVC",
-        "| peak RSS at most 64 MiB |",
+        "| peak RSS at most 48 MiB |",
+        "| serve: peak RSS at most 48 MiB |",
+        "serve: write -> published report",
         "| analysis of one change under 1 ms (p50) |",
         "| no LIST after sync | met (0 LIST)",
         "serve: idle CPU",
@@ -98,6 +100,12 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
         let serve = &r["serve"];
         assert!(serve["first_report_s"].as_f64().unwrap() > 0.0, "{serve}");
         assert!(serve["scrape_bytes"].as_u64().unwrap() > 100, "{serve}");
+        // ... and the dashboard's figures: memory per object held, every write published,
+        // no relist after sync.
+        assert!(serve["held_objects"].as_u64().unwrap() >= 300, "{serve}");
+        assert!(serve["baseline_rss"].as_u64().unwrap() > 0, "{serve}");
+        assert_eq!(serve["writes_seen"], 10, "{serve}");
+        assert_eq!(serve["lists_after_sync"], 0, "{serve}");
     }
     // The worst shape holds what it says: all its restores, 200-odd disks in each namespace.
     assert_eq!(runs[2]["restores"], 2);

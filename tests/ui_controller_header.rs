@@ -11,7 +11,7 @@ use restorewatch::ui::{Msg, update};
 fn header_with(g: ControllerGeneration, width: u16) -> String {
     let mut a = app(width, 24);
     let mut report = ui_data::report();
-    report.controller = g;
+    report.controller = g.into();
     let frame = ui_data::frame_with(2, ui_data::snapshot(), report);
     update(&mut a, Msg::Frame(Some(frame)));
     render(&a).lines().next().unwrap_or_default().to_string()

@@ -19,6 +19,8 @@ pub(crate) mod postgres;
 pub mod preflight;
 pub mod reclaim_policy;
 pub mod report;
+mod report_index;
+pub mod report_order;
 mod velero_backup;
 mod vm;
 mod vm_findings;
@@ -57,7 +59,7 @@ impl Default for Settings {
 
 /// The reference: every restore and every finding, from scratch.
 pub fn analyze(snap: &Snapshot, settings: &Settings, now: Timestamp) -> Report {
-    let controller = controller::of_snapshot(snap);
+    let controller = std::sync::Arc::new(controller::of_snapshot(snap));
     let parts: Vec<NamespacePart> = part_namespaces(snap)
         .iter()
         .map(|ns| analyze_namespace(snap, settings, now, ns, controller.generation))
@@ -84,13 +86,17 @@ pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub struct NamespacePart {
     pub restores: Vec<std::sync::Arc<RestoreView>>,
+    /// The namespace's own findings (its restores' and its `-orig` PVCs'), in report order
+    /// (`report_order`): the report merges these runs instead of sorting everything again.
     findings: Vec<std::sync::Arc<Finding>>,
     disk_uses: Vec<global::DiskUse>,
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
-    /// where `global::orphans_knowable`, a cluster-wide condition).
+    /// where `global::orphans_knowable`, a cluster-wide condition), in report order.
     orphaned: Vec<std::sync::Arc<Finding>>,
     orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
-    orig_findings: Vec<std::sync::Arc<Finding>>,
+    /// Where its restores and their findings are: made with the part, so that a report
+    /// rebuilds the index of the namespaces a change redid only.
+    index: std::sync::Arc<NsIndex>,
     /// Until when this part is the analysis at any later instant (`clock::Clock`); `None`
     /// when no rule's answer depends on the time.
     valid_until: Option<jiff::Timestamp>,
@@ -103,7 +109,6 @@ impl NamespacePart {
             && self.findings.is_empty()
             && self.orphaned.is_empty()
             && self.orig_pvcs.is_empty()
-            && self.orig_findings.is_empty()
     }
 
     /// The earliest instant at which analysing the same objects could give another part.
@@ -293,16 +298,18 @@ pub fn analyze_namespace(
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
     let orig_pvcs = orig::inventory_in(snap, ns, &mut orig_out);
-    let findings = shared(out.0, &restores);
-    let orphaned = shared(orphaned.0, &restores);
-    let orig_findings = shared(orig_out.0, &restores);
+    let mut findings = shared(out.0, &restores);
+    findings.extend(shared(orig_out.0, &restores));
+    let findings = report_order::sorted(findings);
+    let orphaned = report_order::sorted(shared(orphaned.0, &restores));
+    let index = std::sync::Arc::new(NsIndex::new(ns, &restores, &findings));
     NamespacePart {
         restores,
         findings,
         disk_uses,
         orphaned,
         orig_pvcs,
-        orig_findings,
+        index,
         valid_until,
     }
 }
@@ -319,7 +326,7 @@ pub fn assemble<'p>(
     settings: &Settings,
     now: Timestamp,
     parts: impl Iterator<Item = &'p NamespacePart> + Clone,
-    controller: controller::ControllerGeneration,
+    controller: std::sync::Arc<controller::ControllerGeneration>,
 ) -> Report {
     let restores: Vec<std::sync::Arc<RestoreView>> = parts
         .clone()
@@ -334,47 +341,50 @@ pub fn assemble<'p>(
     global::objectstore_missing(snap, &restores, settings, &clock, &mut out);
     global::system_bucket(snap, &restores, &mut out);
     global::watch_stale(snap, settings, &clock, &mut out);
-    // The parts' findings are shared as they are (marked stale with their own restores); only
-    // the cluster-wide ones are new.
-    let mut findings: Vec<std::sync::Arc<Finding>> = parts
-        .clone()
-        .flat_map(|p| p.findings.iter().cloned())
-        .collect();
-    findings.extend(shared(out.0, &restores));
-    if global::orphans_knowable(snap) {
-        findings.extend(parts.clone().flat_map(|p| p.orphaned.iter().cloned()));
+    // The parts' findings are shared as they are (marked stale with their own restores), each
+    // part's already in report order; only the cluster-wide ones are new.
+    let global = report_order::sorted(shared(out.0, &restores));
+    let knowable = global::orphans_knowable(snap);
+    let mut runs: Vec<&[std::sync::Arc<Finding>]> = Vec::new();
+    for p in parts.clone() {
+        runs.push(&p.findings);
+        if knowable {
+            runs.push(&p.orphaned);
+        }
     }
-    findings.extend(parts.clone().flat_map(|p| p.orig_findings.iter().cloned()));
+    let findings = report_order::merge(&runs, &global);
     let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
         .clone()
         .flat_map(|p| p.orig_pvcs.iter().cloned())
         .collect();
-
-    findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then_with(|| a.restore.is_none().cmp(&b.restore.is_none()))
-            .then_with(|| a.restore.cmp(&b.restore))
-            .then_with(|| a.code.as_str().cmp(b.code.as_str()))
-            .then_with(|| a.objects.cmp(&b.objects))
-    });
-    findings.dedup();
+    let index = ReportIndex::from_namespaces(
+        restores.len(),
+        findings.len(),
+        parts
+            .clone()
+            .map(|p| std::sync::Arc::clone(&p.index))
+            .collect(),
+        global.iter().cloned().chain(
+            parts
+                .clone()
+                .filter(|_| knowable)
+                .flat_map(|p| p.orphaned.iter().cloned()),
+        ),
+    );
     let valid_until = earliest(
         parts
             .map(|p| p.valid_until)
             .chain(std::iter::once(clock.valid_until())),
     );
-    let mut report = Report {
+    Report {
         now: Some(now),
         valid_until,
         restores,
         findings,
         orig_pvcs,
         controller,
-        index: Default::default(),
-    };
-    report.reindex();
-    report
+        index,
+    }
 }
 
 /// Findings made shareable, each marked stale when the restore it is about shows stale data.

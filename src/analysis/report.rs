@@ -2,9 +2,11 @@
 //! and the inventory of `-orig` PVCs. Typed values only; formatting happens at draw time.
 
 use super::codes::{ActionKind, Code, Severity};
+pub use super::report_index::{NsIndex, ReportIndex};
 use crate::model::{Field, Kind};
 use jiff::Timestamp;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// `Kind/namespace/name`, the form findings name objects in (empty namespace when cluster-scoped).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -400,73 +402,43 @@ pub struct Report {
     /// Shared like the restores: a namespace's -orig PVCs are reused until it changes.
     pub orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
     /// Whether the backup controller has the fixes of report 000, from the objects' evidence.
-    pub controller: super::controller::ControllerGeneration,
+    /// Shared: a change that does not touch the evidence (400 lines on a real server's dump)
+    /// hands the same one to the next report.
+    pub controller: Arc<super::controller::ControllerGeneration>,
     /// Where each restore and its findings are, so that a screen asking per row does not scan
     /// every finding for every restore (200 restores x 1,200 findings on a real server's dump).
     pub index: ReportIndex,
 }
 
-/// Positions in `Report::restores` and `Report::findings`, built by `Report::reindex`, which
-/// whoever changes either must call (`analysis::assemble` and `check -n`'s scoping do). Derived
-/// data: equal for any two reports (it says nothing of its own); a lookup checks what it finds
-/// and an index whose lengths no longer match is not used.
-#[derive(Clone, Default)]
-pub struct ReportIndex {
-    built: bool,
-    restores_len: usize,
-    findings_len: usize,
-    restores: std::collections::HashMap<RestoreId, usize>,
-    findings: std::collections::HashMap<RestoreId, Vec<usize>>,
-}
-
-impl PartialEq for ReportIndex {
-    fn eq(&self, _: &ReportIndex) -> bool {
-        true
-    }
-}
-
-impl Eq for ReportIndex {}
-
-impl std::fmt::Debug for ReportIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ReportIndex({} restores)", self.restores.len())
-    }
-}
-
 impl Report {
-    /// Builds the lookup index; call after changing `restores` or `findings`.
+    /// Builds the lookup index from scratch; call after changing `restores` or `findings`
+    /// (`analysis::assemble` builds it from the namespaces' own indexes instead).
     pub fn reindex(&mut self) {
-        let mut index = ReportIndex {
-            built: true,
-            restores_len: self.restores.len(),
-            findings_len: self.findings.len(),
-            ..ReportIndex::default()
-        };
-        for (i, r) in self.restores.iter().enumerate() {
-            index.restores.entry(r.id.clone()).or_insert(i);
+        type Lists<'a> = (Vec<&'a Arc<RestoreView>>, Vec<&'a Arc<Finding>>);
+        let mut by_ns: std::collections::BTreeMap<&str, Lists<'_>> = Default::default();
+        for r in &self.restores {
+            by_ns.entry(&r.id.namespace).or_default().0.push(r);
         }
-        for (i, f) in self.findings.iter().enumerate() {
+        for f in &self.findings {
             if let Some(id) = &f.restore {
-                index.findings.entry(id.clone()).or_default().push(i);
+                by_ns.entry(&id.namespace).or_default().1.push(f);
             }
         }
-        self.index = index;
+        let namespaces = by_ns
+            .into_iter()
+            .map(|(ns, (restores, findings))| Arc::new(NsIndex::new(ns, restores, findings)))
+            .collect();
+        self.index =
+            ReportIndex::from_namespaces(self.restores.len(), self.findings.len(), namespaces, []);
     }
 
     fn indexed(&self) -> bool {
-        self.index.built
-            && self.index.restores_len == self.restores.len()
-            && self.index.findings_len == self.findings.len()
+        self.index.fits(self.restores.len(), self.findings.len())
     }
 
     pub fn restore(&self, id: &RestoreId) -> Option<&RestoreView> {
         if self.indexed()
-            && let Some(r) = self
-                .index
-                .restores
-                .get(id)
-                .and_then(|&i| self.restores.get(i))
-                .filter(|r| &r.id == id)
+            && let Some(r) = self.index.restore(id).filter(|r| &r.id == id)
         {
             return Some(r);
         }
@@ -483,19 +455,17 @@ impl Report {
     pub fn finding_arcs_for<'a>(
         &'a self,
         id: &'a RestoreId,
-    ) -> impl Iterator<Item = &'a std::sync::Arc<Finding>> + 'a {
-        let positions: Option<&'a [usize]> = if self.indexed() {
-            Some(self.index.findings.get(id).map_or(&[], Vec::as_slice))
-        } else {
-            None
-        };
-        let indexed = positions.into_iter().flat_map(move |ps| {
-            ps.iter()
-                .filter_map(move |&i| self.findings.get(i))
-                .filter(move |f| f.restore.as_ref() == Some(id))
-        });
-        let scanned = positions
-            .is_none()
+    ) -> impl Iterator<Item = &'a Arc<Finding>> + 'a {
+        let indexed = self.indexed();
+        let from_index = indexed
+            .then(|| {
+                self.index
+                    .findings(id)
+                    .filter(move |f| f.restore.as_ref() == Some(id))
+            })
+            .into_iter()
+            .flatten();
+        let scanned = (!indexed)
             .then(|| {
                 self.findings
                     .iter()
@@ -503,7 +473,7 @@ impl Report {
             })
             .into_iter()
             .flatten();
-        indexed.chain(scanned)
+        from_index.chain(scanned)
     }
 
     pub fn worst_severity(&self) -> Option<Severity> {

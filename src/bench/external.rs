@@ -167,6 +167,8 @@ async fn measure(
     let serve_conf = serve_cost::ServeConf {
         target: target.clone(),
         idle_secs: args.idle_secs,
+        writes: if writes.is_empty() { 0 } else { args.writes },
+        write_targets: writes.clone(),
     };
     let serve: serve_cost::ServeResult = blocking(move || run_child("serve", &serve_conf)).await?;
     let kubectl = match list {

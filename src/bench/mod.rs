@@ -21,6 +21,7 @@ pub mod serve_cost;
 pub use crate::procstat as sys;
 pub mod table;
 pub mod worker;
+pub mod writes;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -380,12 +381,13 @@ async fn run_cluster(
     // Writes cycle through the targets; the list travels in an environment variable
     // (128 KiB at most), so it is kept short.
     let short = |k: usize| targets.iter().take(k).cloned().collect::<Vec<_>>();
+    let write_targets = short(args.writes.clamp(1, 1000));
     let conf = WorkerConf {
         target: Target::Url(url.clone()),
         objects: n,
         idle_secs: args.idle_secs,
         writes: args.writes,
-        write_targets: short(args.writes.clamp(1, 1000)),
+        write_targets: write_targets.clone(),
         change_targets: short(64),
         width: 160,
         height: 48,
@@ -397,6 +399,8 @@ async fn run_cluster(
         &serve_cost::ServeConf {
             target: Target::Url(url.clone()),
             idle_secs: args.idle_secs,
+            writes: args.writes,
+            write_targets,
         },
     )?;
     let kubectl = match kubectl_list {

@@ -1,6 +1,7 @@
 //! What `restorewatch serve` costs, measured in its own process like the dashboard worker: the
-//! same live pipeline and HTTP endpoints, no terminal. First report, memory, idle CPU with
-//! nobody scraping, and what one `/metrics` scrape takes.
+//! same live pipeline and HTTP endpoints, no terminal. The dashboard's figures (first report,
+//! memory at start, after sync, at its peak and per object held, idle CPU with nobody scraping,
+//! write to published report, requests after sync), and what one `/metrics` scrape takes.
 
 use super::sys;
 use crate::analysis::Settings;
@@ -20,6 +21,11 @@ const SCRAPES: usize = 5;
 pub struct ServeConf {
     pub target: super::worker::Target,
     pub idle_secs: u64,
+    /// Timed writes, as the dashboard's (none without targets).
+    #[serde(default)]
+    pub writes: usize,
+    #[serde(default)]
+    pub write_targets: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -32,6 +38,32 @@ pub struct ServeResult {
     /// Median wall time of a `/metrics` scrape over loopback, and its size.
     pub scrape_ms: f64,
     pub scrape_bytes: usize,
+    /// RSS before watching, and the objects held at the end: memory kept per object.
+    #[serde(default)]
+    pub baseline_rss: u64,
+    #[serde(default)]
+    pub held_objects: usize,
+    /// From sending a PATCH to the published report that holds it (what a scrape then gets).
+    #[serde(default)]
+    pub writes_seen: usize,
+    #[serde(default)]
+    pub writes_lost: usize,
+    #[serde(default)]
+    pub write_p50_ms: f64,
+    #[serde(default)]
+    pub write_p99_ms: f64,
+    #[serde(default)]
+    pub patch_p50_ms: f64,
+    #[serde(default)]
+    pub patch_p99_ms: f64,
+    /// LIST / WATCH requests from the first report to the end of the writes, counted by the
+    /// emulator (`None` on a server without its counters).
+    #[serde(default)]
+    pub lists_after_sync: Option<u64>,
+    #[serde(default)]
+    pub watches_after_sync: Option<u64>,
+    #[serde(default)]
+    pub window_s: f64,
 }
 
 fn scrape(addr: std::net::SocketAddr) -> anyhow::Result<usize> {
@@ -44,6 +76,9 @@ fn scrape(addr: std::net::SocketAddr) -> anyhow::Result<usize> {
 
 pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let (client, url) = conf.target.connect().await?;
+    // Writes and counter reads go through their own connection, as another client's would.
+    let (write_client, _) = conf.target.connect().await?;
+    let baseline_rss = sys::rss().0;
     let start = Instant::now();
     let source = live::start(
         client,
@@ -60,6 +95,8 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         .await
         .context("the live source ended before its first report")?;
     let first_report_s = start.elapsed().as_secs_f64();
+    let sync_at = Instant::now();
+    let counts0 = super::worker::request_counts(&write_client).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let state = Arc::new(http::State::new(
@@ -83,7 +120,30 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     tokio::time::sleep(Duration::from_secs(conf.idle_secs)).await;
     let idle = t0.elapsed().as_secs_f64();
     let idle_cpu_pct = (sys::cpu_seconds() - cpu0) / idle * 100.0;
-    let (steady_rss, peak_rss) = sys::rss();
+    let steady_rss = sys::rss().0;
+    let mut published = super::writes::published(source.frames.clone());
+    let w = super::writes::time_writes(
+        &write_client,
+        &conf.write_targets,
+        conf.writes,
+        "serve-",
+        &mut published,
+    )
+    .await?;
+    let counts1 = super::worker::request_counts(&write_client).await;
+    let window_s = sync_at.elapsed().as_secs_f64();
+    let (lists_after_sync, watches_after_sync) = match (counts0, counts1) {
+        (Some((l0, w0)), Some((l1, w1))) => {
+            (Some(l1.saturating_sub(l0)), Some(w1.saturating_sub(w0)))
+        }
+        _ => (None, None),
+    };
+    let peak_rss = sys::rss().1;
+    let held_objects = source
+        .frames
+        .borrow()
+        .as_ref()
+        .map_or(0, |f| f.snapshot.objects.total());
     server.abort();
     drop(source);
     Ok(ServeResult {
@@ -94,5 +154,16 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         idle_cpu_pct,
         scrape_ms: times[times.len() / 2],
         scrape_bytes: bytes,
+        baseline_rss,
+        held_objects,
+        writes_seen: w.seen,
+        writes_lost: w.lost,
+        write_p50_ms: w.p50_ms,
+        write_p99_ms: w.p99_ms,
+        patch_p50_ms: w.patch_p50_ms,
+        patch_p99_ms: w.patch_p99_ms,
+        lists_after_sync,
+        watches_after_sync,
+        window_s,
     })
 }

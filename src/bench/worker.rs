@@ -5,28 +5,21 @@
 
 use super::sys;
 use crate::analysis::{Settings, analyze};
+use crate::pipeline::FrameRx;
 use crate::pipeline::live::{self, LiveOptions};
-use crate::pipeline::{Frame, FrameRx};
 use crate::ui::{App, Msg, UiOptions, update, view};
 use anyhow::Context;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-use kube::api::{Api, Patch, PatchParams};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use std::sync::Arc;
+use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
-/// The annotation each benchmark write sets on a PVC.
-pub const SEQ_ANNOTATION: &str = crate::model::names::ANN_BENCH_SEQ;
 /// After the first frame, time for the initial lists' garbage to go before "steady" figures.
 const SETTLE: Duration = Duration::from_secs(2);
-/// A write not on screen after this counts as lost.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Changes timed through `per_change::analyse_change`.
 const CHANGE_SAMPLES: usize = 30;
 
@@ -119,12 +112,7 @@ pub struct WorkerResult {
     pub draws: u64,
 }
 
-#[derive(Clone)]
-struct Drawn {
-    frame: Option<Arc<Frame>>,
-    at: Instant,
-    draws: u64,
-}
+use super::writes::Shown as Drawn;
 
 /// The dashboard's loop (`ui::run::run_tui`) without a terminal: frames and a 1 s clock tick
 /// go through `update`, and a dirty app is drawn as `pipeline::pace::Pacer::for_frames` allows.
@@ -296,65 +284,21 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
 
     // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
     // the first frame whose snapshot holds the new value.
-    let mut lat = Vec::new();
-    let mut patch = Vec::new();
-    for i in 0..conf.writes {
-        let Some((ns, name)) = conf.write_targets.get(i % conf.write_targets.len().max(1)) else {
-            break;
-        };
-        let value = i.to_string();
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(write_client.clone(), ns);
-        drawn.borrow_and_update();
-        let t0 = Instant::now();
-        api.patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {SEQ_ANNOTATION: value}}})),
-        )
-        .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "patching PVC {ns}/{name}: {}",
-                crate::cluster::errors::describe(&e)
-            )
-        })?;
-        patch.push(ms(t0.elapsed()));
-        let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
-            loop {
-                {
-                    let d = drawn.borrow_and_update();
-                    let shows = d.frame.as_ref().is_some_and(|f| {
-                        f.snapshot
-                            .pvcs
-                            .get(ns, name)
-                            .and_then(|p| p.meta.annotation(SEQ_ANNOTATION))
-                            == Some(value.as_str())
-                    });
-                    if shows && d.at >= t0 {
-                        return Some(d.at);
-                    }
-                }
-                if drawn.changed().await.is_err() {
-                    return None;
-                }
-            }
-        })
-        .await;
-        match seen {
-            Ok(Some(at)) => lat.push(ms(at.duration_since(t0))),
-            _ => r.writes_lost += 1,
-        }
-        // Writes 20-50 ms apart, at no fixed phase against the clock's redraw.
-        tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
-    }
-    lat.sort_by(f64::total_cmp);
-    r.writes_seen = lat.len();
-    r.write_p50_ms = percentile(&lat, 50.0);
-    r.write_p99_ms = percentile(&lat, 99.0);
-    r.write_max_ms = lat.last().copied().unwrap_or(0.0);
-    patch.sort_by(f64::total_cmp);
-    r.patch_p50_ms = percentile(&patch, 50.0);
-    r.patch_p99_ms = percentile(&patch, 99.0);
+    let w = super::writes::time_writes(
+        &write_client,
+        &conf.write_targets,
+        conf.writes,
+        "",
+        &mut drawn,
+    )
+    .await?;
+    r.writes_seen = w.seen;
+    r.writes_lost = w.lost;
+    r.write_p50_ms = w.p50_ms;
+    r.write_p99_ms = w.p99_ms;
+    r.write_max_ms = w.max_ms;
+    r.patch_p50_ms = w.patch_p50_ms;
+    r.patch_p99_ms = w.patch_p99_ms;
 
     // 4. Requests after sync, counted by the server.
     let counts1 = request_counts(&write_client).await;

@@ -28,8 +28,9 @@ pub struct Analyzer {
     snap: Arc<Snapshot>,
     /// The controller generation the parts were phrased for: when it changes, every part is.
     /// Kept between changes: reading the evidence formats a line per `-orig` PVC, and on a real
-    /// server's dump (400 of them) that was 60% of the work for one changed PVC.
-    controller: ControllerGeneration,
+    /// server's dump (400 of them) that was 60% of the work for one changed PVC. Shared with
+    /// every report made for it, not copied into each.
+    controller: Arc<ControllerGeneration>,
     now: Timestamp,
     parts: BTreeMap<String, NamespacePart>,
     report: Arc<Report>,
@@ -45,7 +46,7 @@ impl Analyzer {
     /// Analyses `snap` whole at `now`.
     pub fn new(snap: Arc<Snapshot>, settings: Settings, now: Timestamp) -> Analyzer {
         let mut a = Analyzer {
-            controller: controller::of_snapshot(&snap),
+            controller: Arc::new(controller::of_snapshot(&snap)),
             settings,
             snap,
             now,
@@ -95,7 +96,9 @@ impl Analyzer {
             if controller.generation != self.controller.generation {
                 touched = Touched::All;
             }
-            self.controller = controller;
+            if controller != *self.controller {
+                self.controller = Arc::new(controller);
+            }
         }
         self.snap = snap;
         match touched {
@@ -190,7 +193,7 @@ impl Analyzer {
             &self.settings,
             self.now,
             self.parts.values(),
-            self.controller.clone(),
+            Arc::clone(&self.controller),
         ));
     }
 }

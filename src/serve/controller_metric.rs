@@ -51,7 +51,7 @@ mod tests {
             seq: 1,
             snapshot: Arc::new(crate::cluster::Snapshot::default()),
             report: Arc::new(Report {
-                controller,
+                controller: Arc::new(controller),
                 ..Report::default()
             }),
             analyzed_at: jiff::Timestamp::UNIX_EPOCH,

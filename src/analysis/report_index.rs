@@ -1,0 +1,201 @@
+//! Where a report's restores and each restore's findings are, per namespace: a screen asking
+//! per row does not scan every finding for every restore (200 restores x 1,193 findings on a
+//! real server's dump), and an incremental analysis builds the index of the namespaces it
+//! redid only (with their parts), not of the whole report on each change.
+
+use super::report::{Finding, RestoreId, RestoreView};
+use super::report_order::report_order;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One namespace's restores and the findings about each, in report order.
+#[derive(Default)]
+pub struct NsIndex {
+    namespace: String,
+    restores: HashMap<String, Arc<RestoreView>>,
+    findings: HashMap<String, Vec<Arc<Finding>>>,
+    /// Findings given with this namespace that are about a restore of another one: the report
+    /// index files them apart, where lookups find them.
+    elsewhere: Vec<Arc<Finding>>,
+}
+
+impl std::fmt::Debug for NsIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "NsIndex({}: {} restores)",
+            self.namespace,
+            self.restores.len()
+        )
+    }
+}
+
+impl NsIndex {
+    /// From namespace `ns`'s restores and findings (in report order, each once).
+    pub fn new<'a>(
+        ns: &str,
+        restores: impl IntoIterator<Item = &'a Arc<RestoreView>>,
+        findings: impl IntoIterator<Item = &'a Arc<Finding>>,
+    ) -> NsIndex {
+        let mut idx = NsIndex {
+            namespace: ns.to_string(),
+            ..NsIndex::default()
+        };
+        for r in restores {
+            if r.id.namespace == ns {
+                idx.restores
+                    .entry(r.id.name.clone())
+                    .or_insert_with(|| Arc::clone(r));
+            }
+        }
+        for f in findings {
+            match &f.restore {
+                Some(id) if id.namespace == ns => idx
+                    .findings
+                    .entry(id.name.clone())
+                    .or_default()
+                    .push(Arc::clone(f)),
+                Some(_) => idx.elsewhere.push(Arc::clone(f)),
+                None => {}
+            }
+        }
+        idx
+    }
+}
+
+/// Built by `analysis::assemble` from the namespaces' own indexes (`NsIndex`, made with their
+/// parts) and the few findings about a restore that came from elsewhere, or from scratch by
+/// `Report::reindex`, which whoever changes `restores` or `findings` must call (`check -n`'s
+/// scoping does). Derived data: equal for any two reports (it says nothing of its own); a
+/// lookup checks what it finds, and an index whose lengths no longer match is not used.
+#[derive(Clone, Default)]
+pub struct ReportIndex {
+    built: bool,
+    restores_len: usize,
+    findings_len: usize,
+    /// Sorted by namespace.
+    namespaces: Vec<Arc<NsIndex>>,
+    /// Findings about a restore that its namespace's index does not hold (the cluster-wide
+    /// rules'), in report order: rebuilt with each report, and few.
+    others: HashMap<RestoreId, Vec<Arc<Finding>>>,
+}
+
+impl PartialEq for ReportIndex {
+    fn eq(&self, _: &ReportIndex) -> bool {
+        true
+    }
+}
+
+impl Eq for ReportIndex {}
+
+impl std::fmt::Debug for ReportIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReportIndex({} namespaces)", self.namespaces.len())
+    }
+}
+
+impl ReportIndex {
+    /// The index of a report with `restores_len` restores and `findings_len` findings, from its
+    /// namespaces' indexes and `others` (in report order): findings about a restore that none
+    /// of those holds.
+    pub fn from_namespaces(
+        restores_len: usize,
+        findings_len: usize,
+        mut namespaces: Vec<Arc<NsIndex>>,
+        others: impl IntoIterator<Item = Arc<Finding>>,
+    ) -> ReportIndex {
+        if !namespaces.is_sorted_by(|a, b| a.namespace <= b.namespace) {
+            namespaces.sort_by(|a, b| a.namespace.cmp(&b.namespace));
+        }
+        let mut by_restore: HashMap<RestoreId, Vec<Arc<Finding>>> = HashMap::new();
+        let elsewhere = namespaces.iter().flat_map(|n| n.elsewhere.iter().cloned());
+        for f in others.into_iter().chain(elsewhere) {
+            if let Some(id) = &f.restore {
+                by_restore.entry(id.clone()).or_default().push(f);
+            }
+        }
+        for list in by_restore.values_mut() {
+            if !list.is_sorted_by(|a, b| report_order(a, b).is_le()) {
+                list.sort_by(|a, b| report_order(a, b));
+            }
+            // As the report's list: each finding once.
+            list.dedup();
+        }
+        ReportIndex {
+            built: true,
+            restores_len,
+            findings_len,
+            namespaces,
+            others: by_restore,
+        }
+    }
+
+    /// Whether it was built for lists of these lengths.
+    pub fn fits(&self, restores_len: usize, findings_len: usize) -> bool {
+        self.built && self.restores_len == restores_len && self.findings_len == findings_len
+    }
+
+    /// Namespace `ns`'s part of the index: the same one (`Arc::ptr_eq`) in every report until
+    /// a change redoes that namespace.
+    pub fn of_namespace(&self, ns: &str) -> Option<&Arc<NsIndex>> {
+        self.namespaces
+            .binary_search_by(|n| n.namespace.as_str().cmp(ns))
+            .ok()
+            .map(|i| &self.namespaces[i])
+    }
+
+    fn namespace(&self, ns: &str) -> Option<&NsIndex> {
+        self.of_namespace(ns).map(|n| &**n)
+    }
+
+    pub fn restore(&self, id: &RestoreId) -> Option<&Arc<RestoreView>> {
+        self.namespace(&id.namespace)?.restores.get(&id.name)
+    }
+
+    /// The findings about `id` in report order: its namespace's own, merged with the others.
+    pub fn findings<'a>(&'a self, id: &RestoreId) -> Merged<'a> {
+        let own = self
+            .namespace(&id.namespace)
+            .and_then(|n| n.findings.get(&id.name))
+            .map_or(&[][..], Vec::as_slice);
+        let others = self.others.get(id).map_or(&[][..], Vec::as_slice);
+        Merged { a: own, b: others }
+    }
+}
+
+/// Two lists in report order, walked as one, a finding in both given once.
+pub struct Merged<'a> {
+    a: &'a [Arc<Finding>],
+    b: &'a [Arc<Finding>],
+}
+
+impl<'a> Iterator for Merged<'a> {
+    type Item = &'a Arc<Finding>;
+
+    fn next(&mut self) -> Option<&'a Arc<Finding>> {
+        let take_a = match (self.a.first(), self.b.first()) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(x), Some(y)) => match report_order(x, y) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => {
+                    self.b = &self.b[1..];
+                    true
+                }
+            },
+        };
+        let (list, rest) = if take_a {
+            self.a.split_first()?
+        } else {
+            self.b.split_first()?
+        };
+        if take_a {
+            self.a = rest;
+        } else {
+            self.b = rest;
+        }
+        Some(list)
+    }
+}

@@ -1,0 +1,137 @@
+//! Timed writes, the same for the dashboard and `serve`: one PVC annotation at a time, from
+//! sending the PATCH to the first frame that holds the new value where a reader gets it (drawn
+//! on the dashboard's screen; published to `serve`'s endpoints).
+
+use super::worker::percentile;
+use crate::model::names::ANN_BENCH_SEQ;
+use crate::pipeline::{Frame, FrameRx};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// A write not shown after this counts as lost.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A frame as a reader got it, and when.
+#[derive(Clone)]
+pub struct Shown {
+    pub frame: Option<Arc<Frame>>,
+    pub at: Instant,
+    pub draws: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteTimes {
+    pub seen: usize,
+    pub lost: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// The PATCH round trip alone (the server's share).
+    pub patch_p50_ms: f64,
+    pub patch_p99_ms: f64,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `serve`'s frames, stamped when the pipeline publishes them (which is when its endpoints
+/// serve them). Ends with the frames.
+pub fn published(mut frames: FrameRx) -> watch::Receiver<Shown> {
+    let (tx, rx) = watch::channel(Shown {
+        frame: frames.borrow_and_update().clone(),
+        at: Instant::now(),
+        draws: 0,
+    });
+    tokio::spawn(async move {
+        let mut n = 0;
+        while frames.changed().await.is_ok() {
+            n += 1;
+            let frame = frames.borrow_and_update().clone();
+            tx.send_replace(Shown {
+                frame,
+                at: Instant::now(),
+                draws: n,
+            });
+        }
+    });
+    rx
+}
+
+/// `writes` merge-PATCHes of `ANN_BENCH_SEQ`, cycling through `targets`, each timed until
+/// `shown` holds it; 20-50 ms apart, at no fixed phase against a clock's redraw. Values start
+/// with `tag`: a value the PVC already holds (another process's run before) is no change, and
+/// no watch would deliver it.
+pub async fn time_writes(
+    client: &kube::Client,
+    targets: &[(String, String)],
+    writes: usize,
+    tag: &str,
+    shown: &mut watch::Receiver<Shown>,
+) -> anyhow::Result<WriteTimes> {
+    let mut out = WriteTimes::default();
+    let mut lat = Vec::new();
+    let mut patch = Vec::new();
+    for i in 0..writes {
+        let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
+            break;
+        };
+        let value = format!("{tag}{i}");
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+        shown.borrow_and_update();
+        let t0 = Instant::now();
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {ANN_BENCH_SEQ: value}}})),
+        )
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "patching PVC {ns}/{name}: {}",
+                crate::cluster::errors::describe(&e)
+            )
+        })?;
+        patch.push(ms(t0.elapsed()));
+        let seen = tokio::time::timeout(WRITE_TIMEOUT, async {
+            loop {
+                {
+                    let d = shown.borrow_and_update();
+                    let holds = d.frame.as_ref().is_some_and(|f| {
+                        f.snapshot
+                            .pvcs
+                            .get(ns, name)
+                            .and_then(|p| p.meta.annotation(ANN_BENCH_SEQ))
+                            == Some(value.as_str())
+                    });
+                    if holds && d.at >= t0 {
+                        return Some(d.at);
+                    }
+                }
+                if shown.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+        .await;
+        match seen {
+            Ok(Some(at)) => lat.push(ms(at.duration_since(t0))),
+            _ => out.lost += 1,
+        }
+        tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
+    }
+    lat.sort_by(f64::total_cmp);
+    out.seen = lat.len();
+    out.p50_ms = percentile(&lat, 50.0);
+    out.p99_ms = percentile(&lat, 99.0);
+    out.max_ms = lat.last().copied().unwrap_or(0.0);
+    patch.sort_by(f64::total_cmp);
+    out.patch_p50_ms = percentile(&patch, 50.0);
+    out.patch_p99_ms = percentile(&patch, 99.0);
+    Ok(out)
+}

@@ -1,0 +1,38 @@
+//! glibc malloc's settings for a process that holds a cluster's objects for hours, set once at
+//! start before any thread allocates (glibc reads the arena limit when a second thread first
+//! allocates, and never again).
+//!
+//! Measured on a real server's 20k objects (`docs/performance.md`, issue 28): glibc's default
+//! of up to 8 arenas per core lets tokio's worker threads each keep a heap of their own, and
+//! memory freed in one (the initial lists, parsed on whichever thread the watch ran) is not
+//! reused by another. One arena and a fixed trim threshold (glibc otherwise raises it to up to
+//! 32 MiB after big frees, keeping that much freed memory) took the dashboard from 76-79 to
+//! 67 MiB at its peak and `serve` from 79-83 to 70 MiB; two arenas saved little, mimalloc and
+//! jemalloc (preloaded) less than this or nothing, at the cost of a C build. The price: the
+//! initial lists, parsed on two threads at once, take turns in the one arena (first report on
+//! 20k objects 1.4 -> 2.1 s on a quiet machine). A user's own `MALLOC_ARENA_MAX` /
+//! `MALLOC_TRIM_THRESHOLD_` win.
+
+/// Arenas at most: glibc's default is 8 per core.
+pub const ARENAS: i32 = 1;
+/// Freed memory above this at the top of the heap goes back to the system.
+pub const TRIM_THRESHOLD: i32 = 128 * 1024;
+
+/// Sets the limits (Linux with glibc; elsewhere nothing). Call first thing in `main`, before
+/// the async runtime starts its threads.
+pub fn apply() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let unset = |var: &str| std::env::var_os(var).is_none();
+        // SAFETY: mallopt only sets allocator parameters; it is called before any other
+        // thread exists, so nothing allocates concurrently.
+        unsafe {
+            if unset("MALLOC_ARENA_MAX") {
+                libc::mallopt(libc::M_ARENA_MAX, ARENAS);
+            }
+            if unset("MALLOC_TRIM_THRESHOLD_") {
+                libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+            }
+        }
+    }
+}
