@@ -149,7 +149,7 @@ fn misses(origin: &str, snap: &Snapshot, report: &Report) -> Vec<String> {
         }
         let b = before(snap, rj);
         // One generation: the one `check` judged the whole picture with.
-        let pf = preflight(&b, &proposed(rj), report.controller.clone());
+        let pf = preflight(&b, &proposed(rj), (*report.controller).clone());
         for code in wanted {
             if !pf.predictions.iter().any(|p| p.code == code) {
                 out.push(format!(

@@ -286,7 +286,13 @@ fn analyze_as(snap: &Snapshot, now: jiff::Timestamp, controller: &ControllerGene
         .iter()
         .map(|ns| super::analyze_namespace(snap, &settings, now, ns, controller.generation))
         .collect();
-    super::assemble(snap, &settings, now, parts.iter(), controller.clone())
+    super::assemble(
+        snap,
+        &settings,
+        now,
+        parts.iter(),
+        std::sync::Arc::new(controller.clone()),
+    )
 }
 
 /// Every warning and error `analyze` raises on a forecast state about this restore, or new
