@@ -90,10 +90,7 @@ pub fn restore_uids(snap: &Snapshot) -> BTreeSet<String> {
 /// A UID the server gave can go into a selector as it is; anything else is left out rather
 /// than break the selector.
 fn is_label_value(v: &str) -> bool {
-    !v.is_empty()
-        && v.len() <= 63
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    !v.is_empty() && crate::model::k8s_names::label_value("UID", v).is_ok()
 }
 
 #[cfg(test)]

@@ -25,6 +25,14 @@ fn alnum(b: u8) -> bool {
     b.is_ascii_lowercase() || b.is_ascii_digit()
 }
 
+/// One dot-free part: lowercase alphanumerics and `-`, alphanumeric at both ends.
+fn rfc1123_label(part: &str) -> bool {
+    let b = part.as_bytes();
+    b.first().is_some_and(|&c| alnum(c))
+        && b.last().is_some_and(|&c| alnum(c))
+        && b.iter().all(|&c| alnum(c) || c == b'-')
+}
+
 /// At most 80 characters of the offending text; callers print it with `{:?}`, which escapes
 /// control characters (the model may use nothing of ours but std).
 fn shown(s: &str) -> String {
@@ -45,11 +53,7 @@ pub fn dns_label(what: &'static str, s: &str) -> Result<(), NameError> {
             s.len()
         ));
     }
-    let b = s.as_bytes();
-    let ok = b.iter().all(|&c| alnum(c) || c == b'-')
-        && alnum(b[0])
-        && b.last().is_some_and(|&c| alnum(c));
-    if !ok {
+    if !rfc1123_label(s) {
         return err(format!(
             "{:?} is not a valid DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit",
             shown(s)
@@ -72,14 +76,7 @@ pub fn dns_subdomain(what: &'static str, s: &str) -> Result<(), NameError> {
             s.len()
         ));
     }
-    let ok = s.split('.').all(|part| {
-        let b = part.as_bytes();
-        !b.is_empty()
-            && b.iter().all(|&c| alnum(c) || c == b'-')
-            && alnum(b[0])
-            && b.last().is_some_and(|&c| alnum(c))
-    });
-    if !ok {
+    if !s.split('.').all(rfc1123_label) {
         return err(format!(
             "{:?} is not a valid name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
             shown(s)
