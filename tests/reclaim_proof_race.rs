@@ -104,6 +104,26 @@ fn is_delete_start(e: &StepEvent) -> bool {
     matches!(e, StepEvent::Start(Op::DeletePvc { .. }))
 }
 
+/// The re-judgement right before the DELETE (the policy patch before it is judged too).
+fn is_delete_rejudged(e: &StepEvent) -> bool {
+    matches!(e, StepEvent::Rejudged(Op::DeletePvc { .. }, _))
+}
+
+/// The PV's reclaim policy as kubectl shows it.
+async fn pv_policy(sim: &restorewatch::sim::SimHandle) -> String {
+    kubectl(
+        sim,
+        &[
+            "get",
+            "pv",
+            "pv-data",
+            "-o",
+            "jsonpath={.spec.persistentVolumeReclaimPolicy}",
+        ],
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_restored_copy_deleted_after_the_fresh_read_stops_the_reclaim_and_nothing_is_deleted() {
     let (sim, client) = sim_with(proven()).await;
@@ -120,12 +140,21 @@ async fn the_restored_copy_deleted_after_the_fresh_read_stops_the_reclaim_and_no
     let Outcome::Stopped { writes, reason } = &out else {
         panic!("must stop, the proof fell: {out:?}")
     };
-    assert_eq!(*writes, 1, "only the PV policy was set back");
+    assert_eq!(
+        *writes, 2,
+        "the PV policy was set to Delete for the reclaim, then back to Retain when the proof fell"
+    );
     assert!(
         reason.contains("no longer proven on a fresh read just before the delete")
             && reason.contains(&format!("the restored {RESTORED} does not exist"))
-            && reason.contains("was not deleted"),
+            && reason.contains("was not deleted")
+            && reason.contains("PV pv-data was set back to Retain"),
         "{reason}"
+    );
+    assert_eq!(
+        pv_policy(&sim).await,
+        "Retain",
+        "the -orig PVC is the only copy now: its volume must not go with a later delete"
     );
     sim.controllers_idle().await;
     assert_eq!(
@@ -154,7 +183,7 @@ async fn the_restored_copy_deleted_after_the_rejudgement_is_a_stop_not_done() {
     // object go, so the DELETE goes; "done" must not be said on a proof that fell.
     let (out, audit) = reclaim_with(
         &client,
-        |e| matches!(e, StepEvent::Rejudged(..)),
+        is_delete_rejudged,
         deleting_the_restored_copy(&sim, &client),
     )
     .await;
@@ -181,21 +210,17 @@ async fn an_orig_pvc_changed_after_its_judgement_is_not_deleted_on_that_judgemen
     let (sim, client) = sim_with(proven()).await;
     sim.controllers_idle().await;
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NS);
-    let (out, audit) = reclaim_with(
-        &client,
-        |e| matches!(e, StepEvent::Rejudged(..)),
-        || {
-            tokio::runtime::Handle::current().block_on(async {
-                pvcs.patch(
-                    ORIG,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}})),
-                )
-                .await
-                .expect("the other client labels the -orig PVC");
-            })
-        },
-    )
+    let (out, audit) = reclaim_with(&client, is_delete_rejudged, || {
+        tokio::runtime::Handle::current().block_on(async {
+            pvcs.patch(
+                ORIG,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}})),
+            )
+            .await
+            .expect("the other client labels the -orig PVC");
+        })
+    })
     .await;
     // The judged resourceVersion is stale: 409, re-read, judged again, then deleted.
     assert!(
@@ -208,5 +233,32 @@ async fn an_orig_pvc_changed_after_its_judgement_is_not_deleted_on_that_judgemen
         "{audit:?}"
     );
     assert!(matches!(out, Outcome::Completed { writes: 2 }), "{out:?}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_restored_copy_deleted_before_the_policy_patch_changes_nothing() {
+    let (sim, client) = sim_with(proven()).await;
+    sim.controllers_idle().await;
+    let before = orig_as_kubectl_sees_it(&sim).await;
+    // After the executor's fresh read, before the PV leaves Retain: the patch is judged on the
+    // same fresh proof as the delete, and not sent.
+    let (out, _audit) = reclaim_with(
+        &client,
+        |e| matches!(e, StepEvent::Start(Op::SetReclaimPolicy { .. })),
+        deleting_the_restored_copy(&sim, &client),
+    )
+    .await;
+    let Outcome::Stopped { writes, reason } = &out else {
+        panic!("must stop, the proof fell: {out:?}")
+    };
+    assert_eq!(*writes, 0, "{reason}");
+    assert!(
+        reason.contains("no longer proven on a fresh read"),
+        "{reason}"
+    );
+    sim.controllers_idle().await;
+    assert_eq!(pv_policy(&sim).await, "Retain");
+    assert_eq!(orig_as_kubectl_sees_it(&sim).await, before);
     sim.shutdown().await;
 }

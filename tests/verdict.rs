@@ -99,3 +99,47 @@ fn data_lost_only_where_the_pre_restore_disk_is_gone() {
     );
     assert_eq!(json, "data-lost");
 }
+
+/// A restore by a driver restorewatch does not model (neither Velero nor CNPG) has no step that
+/// checks what came back: Succeeded is its only word, never "healthy".
+#[test]
+fn a_restore_of_an_unmodelled_driver_is_unverified_not_healthy() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let dump = dir.path().join("other-driver.yaml");
+    std::fs::write(
+        &dump,
+        r#"apiVersion: v1
+kind: List
+items:
+- apiVersion: backups.cozystack.io/v1alpha1
+  kind: Backup
+  metadata: {name: redis1-bk, namespace: tenant-a, uid: b0000000-0000-4000-8000-000000000001, creationTimestamp: "2026-11-20T02:00:00Z"}
+  spec:
+    applicationRef: {apiGroup: apps.cozystack.io, kind: Redis, name: redis1}
+    strategyRef: {apiGroup: strategy.backups.cozystack.io, kind: SomethingElse, name: other}
+- apiVersion: backups.cozystack.io/v1alpha1
+  kind: RestoreJob
+  metadata: {name: restore-test, namespace: tenant-a, uid: 5c96b3b8-0000-4000-8000-000000000009, creationTimestamp: "2026-11-20T10:00:00Z"}
+  spec:
+    backupRef: {name: redis1-bk}
+  status: {phase: Succeeded, startedAt: "2026-11-20T10:00:01Z", completedAt: "2026-11-20T10:05:00Z"}
+"#,
+    )
+    .expect("the dump is written");
+    let json = run(&[
+        "check",
+        "--snapshot",
+        dump.to_str().expect("utf-8 path"),
+        "--now",
+        "2026-11-20T10:30:00Z",
+        "-o",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("check prints JSON");
+    let r = doc["restores"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["name"] == "restore-test"))
+        .unwrap_or_else(|| panic!("no restore-test in {json}"));
+    assert_eq!(r["driver"], "other", "{r:#}");
+    assert_eq!(r["verdict"], "unverified", "{r:#}");
+}

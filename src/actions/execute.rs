@@ -146,6 +146,34 @@ impl Executor {
         }
     }
 
+    /// Sets the PV of a reclaim's policy patch back to the policy it had, on the read `fresh`
+    /// (its resourceVersion the precondition). Returns the writes made and what to tell.
+    async fn undo_policy(&self, fresh: &crate::cluster::Snapshot, done: &Op) -> (usize, String) {
+        let Op::SetReclaimPolicy { pv, from, to } = done else {
+            return (0, String::new());
+        };
+        let undo = Op::SetReclaimPolicy {
+            pv: pv.clone(),
+            from: to.clone(),
+            to: from.clone(),
+        };
+        match apply(&self.client, fresh, &undo).await {
+            Ok(()) => (
+                1,
+                format!("PV {pv} was set back to {from}: the volume is kept"),
+            ),
+            Err(e) => (
+                0,
+                format!(
+                    "PV {pv} is left {to} and could not be set back ({}): set it to {from} before anyone deletes the PVC, or its volume goes with it",
+                    match e {
+                        WriteError::Conflict(m) | WriteError::Other(m) => m,
+                    }
+                ),
+            ),
+        }
+    }
+
     /// After the last write: wait, a bounded time, for the PV controller to bind what the plan
     /// says it still owes, saying each second that it waits. Reads only.
     async fn wait_bound(
@@ -305,6 +333,8 @@ impl Executor {
         // on a fresh read after the delete too.
         let mut judged: Vec<std::sync::Arc<crate::model::Obj<crate::model::objects::Pvc>>> =
             Vec::new();
+        // The reclaim's PV policy patch done in this run, undone if the delete's proof falls.
+        let mut policy_set: Option<Op> = None;
         // Each write is planned at most a few times; more means the server is not keeping them.
         let mut budget = confirmed.ops.len() * 3 + MAX_CONFLICTS + 8;
         let outcome = loop {
@@ -364,15 +394,33 @@ impl Executor {
                 break Outcome::Interrupted { writes };
             }
             on_step(StepEvent::Start(next.clone()));
-            let judged_now = if rejudge::needs_rejudging(next, &confirmed.request) {
-                match rejudge::rejudge(&self.client, &confirmed.request, &reads, &namespaces, next)
-                    .await
+            let judged_now = if let Some(judge_op) =
+                rejudge::judged_as(next, &confirmed.request, &confirmed.ops)
+            {
+                match rejudge::rejudge(
+                    &self.client,
+                    &confirmed.request,
+                    &reads,
+                    &namespaces,
+                    judge_op,
+                )
+                .await
                 {
                     Ok(j) => {
                         on_step(StepEvent::Rejudged(next.clone(), j.proof.clone()));
                         Some(j)
                     }
                     Err(reason) => {
+                        // The proof fell after this run moved the PV away from Retain: the
+                        // -orig PVC kept is the copy now, and its volume must not go with it.
+                        let reason = match policy_set.take() {
+                            Some(done) => {
+                                let (undo, said) = self.undo_policy(&fresh, &done).await;
+                                writes += undo;
+                                format!("{reason}; {said}")
+                            }
+                            None => reason,
+                        };
                         self.record(
                             confirmed,
                             &who,
@@ -392,7 +440,11 @@ impl Executor {
             if applied.is_ok()
                 && let Some(j) = judged_now
             {
-                judged.push(j.orig);
+                if matches!(next, Op::SetReclaimPolicy { .. }) {
+                    policy_set = Some(next.clone());
+                } else {
+                    judged.push(j.orig);
+                }
             }
             match applied {
                 Ok(()) => {

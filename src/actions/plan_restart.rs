@@ -44,9 +44,14 @@ pub(super) fn plan_restart(
 ) -> Result<(), Refusal> {
     let old = restore_target(snap, req, p)?;
     let ns = old.meta.namespace.clone();
+    // Everything the preflight's analysis judges a restore by: a kind left unread here would
+    // count as "none there" (a Velero Backup gone, a release already suspended, a DataVolume).
     for kind in [
         Kind::PersistentVolumeClaim,
+        Kind::VirtualMachine,
         Kind::VirtualMachineInstance,
+        Kind::HelmRelease,
+        Kind::DataVolume,
         Kind::Postgres,
         Kind::CnpgCluster,
         Kind::ObjectStore,
@@ -54,8 +59,9 @@ pub(super) fn plan_restart(
         p.reads.push(list_ref(kind, &ns));
     }
     p.reads.push(list_ref(Kind::PersistentVolume, ""));
-    p.reads
-        .push(list_ref(Kind::VeleroRestore, VELERO_NAMESPACE));
+    for kind in [Kind::VeleroRestore, Kind::VeleroBackup] {
+        p.reads.push(list_ref(kind, VELERO_NAMESPACE));
+    }
     if let Some(done) = snap
         .restore_jobs
         .in_namespace(&ns)
@@ -250,15 +256,19 @@ pub(super) enum SpecRead {
     Api(kube::Error),
     /// It is gone or is another object now.
     Changed(String),
+    /// The same object, written since it was judged: judge it again before copying it.
+    Edited(String),
 }
 
 /// The spec of RestoreJob `namespace/name` as the API server holds it now (a GET, no cache,
-/// no redaction), only while its UID is still `uid` (the one the plan judged).
+/// no redaction), only while its UID is still `uid` and its resourceVersion `judged_rv` (the
+/// ones the plan judged).
 pub(super) async fn fresh_spec(
     client: &kube::Client,
     namespace: &str,
     name: &str,
     uid: &str,
+    judged_rv: &str,
 ) -> Result<serde_json::Value, SpecRead> {
     let r = ObjRef::new(Kind::RestoreJob, namespace, name);
     let Some(obj) = super::fresh::api_for(client, &r)
@@ -274,6 +284,12 @@ pub(super) async fn fresh_spec(
         return Err(SpecRead::Changed(format!(
             "RestoreJob {namespace}/{name} is another object now (UID {}, not {uid}): its spec is not copied",
             obj.metadata.uid.as_deref().unwrap_or("none")
+        )));
+    }
+    let rv = obj.metadata.resource_version.as_deref().unwrap_or_default();
+    if rv != judged_rv {
+        return Err(SpecRead::Edited(format!(
+            "RestoreJob {namespace}/{name} changed since its restart was judged (resourceVersion {rv}, judged {judged_rv}): judged again"
         )));
     }
     Ok(obj

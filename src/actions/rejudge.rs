@@ -26,15 +26,29 @@ pub(super) struct Judged {
     pub proof: String,
 }
 
-/// Whether `op` is a delete whose safety rests on the copy proof.
-pub(super) fn needs_rejudging(op: &Op, req: &ActionRequest) -> bool {
-    matches!(
-        op,
-        Op::DeletePvc {
-            reason: DeleteReason::ReclaimOrig,
-            ..
+/// The `-orig` delete whose copy proof must hold, judged fresh, before `op` is sent: the
+/// delete itself, and the reclaim's PV policy patch away from `Retain` that leaves the volume
+/// to that delete (sent on an older read, it could leave the only copy on a `Delete` PV).
+pub(super) fn judged_as<'a>(op: &'a Op, req: &ActionRequest, ops: &'a [Op]) -> Option<&'a Op> {
+    if req.discard_only_copy {
+        return None;
+    }
+    let is_reclaim_delete = |o: &Op| {
+        matches!(
+            o,
+            Op::DeletePvc {
+                reason: DeleteReason::ReclaimOrig,
+                ..
+            }
+        )
+    };
+    match op {
+        o if is_reclaim_delete(o) => Some(o),
+        Op::SetReclaimPolicy { to, .. } if to != "Retain" => {
+            ops.iter().find(|o| is_reclaim_delete(o))
         }
-    ) && !req.discard_only_copy
+        _ => None,
+    }
 }
 
 /// Reads everything the plan reads again, now, and judges again: the delete goes ahead only if

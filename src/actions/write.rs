@@ -212,12 +212,25 @@ pub(super) async fn apply(
         } => {
             // The spec from a fresh, unredacted read of the old RestoreJob (issue 27.1): the
             // stored copy is redacted for display and must never reach a write.
-            let spec = super::plan_restart::fresh_spec(client, namespace, from, restarted_from)
-                .await
-                .map_err(|e| match e {
-                    super::plan_restart::SpecRead::Api(e) => classify(op, e),
-                    super::plan_restart::SpecRead::Changed(why) => WriteError::Other(why),
-                })?;
+            // The spec copied is the one the preflight judged: its resourceVersion then.
+            let judged_rv = fresh
+                .restore_jobs
+                .get(namespace, from)
+                .map(|r| r.meta.resource_version.clone())
+                .unwrap_or_default();
+            let spec = super::plan_restart::fresh_spec(
+                client,
+                namespace,
+                from,
+                restarted_from,
+                &judged_rv,
+            )
+            .await
+            .map_err(|e| match e {
+                super::plan_restart::SpecRead::Api(e) => classify(op, e),
+                super::plan_restart::SpecRead::Changed(why) => WriteError::Other(why),
+                super::plan_restart::SpecRead::Edited(why) => WriteError::Conflict(why),
+            })?;
             let body = json!({
                 "apiVersion": Kind::RestoreJob.info().api_version(),
                 "kind": "RestoreJob",

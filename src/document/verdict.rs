@@ -128,14 +128,18 @@ pub fn of<'f>(r: &RestoreView, findings: impl IntoIterator<Item = &'f Finding>) 
 }
 
 /// The last step of the restore's driver is done: for a VM restore `verify` (HelmReleases
-/// resumed, disks back and refilled, VM running), for Postgres `complete` after `healthy`.
+/// resumed, disks back and refilled, VM running), for Postgres `complete` after `healthy`. A
+/// driver restorewatch does not model has no step that checks anything: never verified.
 fn verified(r: &RestoreView) -> bool {
-    let last = r
-        .steps
-        .iter()
-        .find(|s| s.id == StepId::Verify)
-        .or_else(|| r.steps.last());
-    last.is_none_or(|s| s.state == StepState::Done)
+    let last = match r.driver {
+        crate::analysis::Driver::Other => return false,
+        _ => r
+            .steps
+            .iter()
+            .find(|s| s.id == StepId::Verify)
+            .or_else(|| r.steps.last()),
+    };
+    last.is_some_and(|s| s.state == StepState::Done)
 }
 
 /// Whether any preparation step did something (a VMDisk restore of the release before the
