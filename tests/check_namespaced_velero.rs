@@ -52,12 +52,18 @@ fn tenant_rules(velero: bool) -> Vec<Rule> {
 /// A succeeded in-place restore of tenant-a (both disks downloaded), and the same restore of
 /// another tenant, whose Velero objects sit beside it in `cozy-velero`.
 async fn cluster(rules: Vec<Rule>) -> Cluster {
+    cluster_with(rules, |_| {}).await
+}
+
+/// `cluster`, each of tenant-a's objects changed by `edit` before it is loaded.
+async fn cluster_with(rules: Vec<Rule>, edit: impl Fn(&mut Value)) -> Cluster {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/healthy/vm-postfix-succeeded.yaml");
     let text = std::fs::read_to_string(&path).expect("fixture");
     let c = Cluster::start_as(rules, Vec::new()).await;
     c.sim.set_controller_manager(false);
-    for v in restorewatch::cluster::files::load_values(text.as_bytes(), "fixture").values {
+    for mut v in restorewatch::cluster::files::load_values(text.as_bytes(), "fixture").values {
+        edit(&mut v);
         c.sim.store().load(v).expect("loads");
     }
     // Another tenant's Velero objects beside them (its other objects would share PV names).
@@ -185,5 +191,29 @@ async fn the_dashboard_on_one_namespace_watches_its_restores_velero_objects() {
         "only tenant-a's Velero objects: {velero:?}"
     );
     drop(source);
+    c.stop().await;
+}
+
+/// A Velero Restore without the RestoreJob-namespace label (relabelled, or made by hand) is
+/// still the restore's by its name (`tenant-a.restore-test-…`): the unscoped analysis takes
+/// it, and so does `check -n`, which reads those named for its namespace beside the labelled.
+#[tokio::test]
+async fn check_of_one_namespace_reads_its_restores_velero_restore_without_the_namespace_label() {
+    let c = cluster_with(tenant_rules(true), |v| {
+        if v["kind"] == "Restore"
+            && let Some(labels) = v["metadata"]["labels"].as_object_mut()
+        {
+            labels.remove("backups.cozystack.io/owned-by.BackupJobNamespace");
+        }
+    })
+    .await;
+    let (code, out, err) = c
+        .run(&["check", "-n", NS, "--now", NOW, "-o", "json"], None)
+        .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).expect("JSON");
+    let r = restore(&doc);
+    assert_eq!(step(r, "velero-restore")["state"], "done", "{r:#}");
+    assert_eq!(step(r, "data-download")["state"], "done", "{r:#}");
     c.stop().await;
 }

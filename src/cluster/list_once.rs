@@ -197,13 +197,28 @@ pub(crate) async fn list_kind(
     namespace: Option<&str>,
     retry: Retry,
 ) -> Result<Vec<DynamicObject>, kube::Error> {
-    list_in(
+    let mut items = list_in(
         conn,
         info,
         &velero_scope::read_in(info.kind, namespace),
         retry,
     )
-    .await
+    .await?;
+    if let Some(ns) = namespace
+        && info.kind == Kind::VeleroRestore
+    {
+        // Selected by the namespace label, a Restore without it would be missing from a
+        // scoped view although the analysis attributes it (a predecessor's that restored
+        // nothing): those named for this namespace are read too.
+        let unlabelled = list_in(conn, info, &velero_scope::unlabelled_restores(), retry).await?;
+        items.extend(unlabelled.into_iter().filter(|o| {
+            o.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| velero_scope::named_for(n, ns))
+        }));
+    }
+    Ok(items)
 }
 
 /// One kind listed where and as `at` says (every page, with retries).

@@ -65,6 +65,23 @@ pub fn restores_selector(ns: &str) -> String {
     format!("{LABEL_OWNED_BY_NAMESPACE}={ns}")
 }
 
+/// The Velero Restores that carry no RestoreJob-namespace label (made by hand, or relabelled):
+/// the analysis still attributes one by its name (`<ns>.<RestoreJob>-…`, the controller's
+/// generateName), so a scoped read takes those named for its namespace (`named_for`).
+pub fn unlabelled_restores() -> ReadIn {
+    ReadIn {
+        namespace: Some(VELERO_NAMESPACE.to_string()),
+        labels: Some(format!("!{LABEL_OWNED_BY_NAMESPACE}")),
+    }
+}
+
+/// Whether an unlabelled Velero Restore's name is one the controller gives namespace `ns`'s.
+pub fn named_for(restore_name: &str, ns: &str) -> bool {
+    restore_name
+        .strip_prefix(ns)
+        .is_some_and(|rest| rest.starts_with('.'))
+}
+
 /// The DataDownloads of the Restores with these UIDs, a selector per `UIDS_PER_SELECTOR`;
 /// none for no Restore (then there is no DataDownload of theirs either).
 pub fn downloads_selectors(uids: &BTreeSet<String>) -> Vec<String> {
@@ -96,6 +113,14 @@ fn is_label_value(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unlabelled_restore_is_a_namespaces_by_its_generated_name_only() {
+        assert!(named_for("tenant-a.restore-test-9xgxn", "tenant-a"));
+        assert!(!named_for("tenant-ab.restore-test-9xgxn", "tenant-a"));
+        assert!(!named_for("tenant-a", "tenant-a"));
+        assert!(!named_for("other.tenant-a.x", "tenant-a"));
+    }
 
     #[test]
     fn a_scoped_view_reads_velero_objects_in_velero_s_namespace_by_label() {
