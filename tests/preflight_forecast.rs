@@ -245,26 +245,6 @@ async fn preflight_names_the_generation_check_names_from_another_namespaces_evid
     sim.stop().await;
 }
 
-/// The VM's Backup naming its Velero Backup, and that Velero Backup in Velero's namespace,
-/// expiring at `expiration` (`None`: no Velero Backup at all).
-fn vm_objects_with_velero_backup(expiration: Option<&str>) -> Vec<Value> {
-    let mut objs = vm_objects();
-    objs[2]["spec"]["driverMetadata"] = json!({"velero.io/backup-name": "tenant-a.vm1-nightly-x1"});
-    objs.push(
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
-    );
-    // Another Backup of Velero's, so that a read of the kind is plainly a read.
-    objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
-        "metadata": {"name": "tenant-b.vm9-nightly-y2", "namespace": "cozy-velero"},
-        "status": {"phase": "Completed", "expiration": "2099-01-01T00:00:00Z"}}));
-    if let Some(at) = expiration {
-        objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
-            "metadata": {"name": "tenant-a.vm1-nightly-x1", "namespace": "cozy-velero"},
-            "status": {"phase": "Completed", "expiration": at}}));
-    }
-    objs
-}
-
 /// Dumps 13-*: a Velero Backup that is gone makes Velero answer `FailedValidation` after the
 /// controller renamed the disks, and the restore waits forever. preflight reads Velero's
 /// Backups (in Velero's namespace, whatever namespace it is asked about) and says so before.

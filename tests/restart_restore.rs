@@ -364,21 +364,7 @@ async fn a_user_who_may_not_create_restorejobs_is_told_before_anything_is_writte
 #[tokio::test]
 async fn a_restore_whose_velero_backup_expired_or_is_gone_is_not_restarted() {
     for expiration in [Some("2020-01-01T00:00:00Z"), None] {
-        let mut objs = vm_objects();
-        objs[2]["spec"]["driverMetadata"] =
-            json!({"velero.io/backup-name": "tenant-a.vm1-nightly-x1"});
-        objs.push(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
-        );
-        // Another of Velero's Backups: the kind was read, this one is plainly absent.
-        objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
-            "metadata": {"name": "tenant-b.vm9-nightly-y2", "namespace": "cozy-velero"},
-            "status": {"phase": "Completed", "expiration": "2099-01-01T00:00:00Z"}}));
-        if let Some(at) = expiration {
-            objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
-                "metadata": {"name": "tenant-a.vm1-nightly-x1", "namespace": "cozy-velero"},
-                "status": {"phase": "Completed", "expiration": at}}));
-        }
+        let mut objs = vm_objects_with_velero_backup(expiration);
         let mut old = old_rj("Failed", json!({"keepOriginalPVC": true}));
         old["status"]["message"] = json!("Velero Restore failed with phase: Failed");
         objs.push(old);

@@ -354,3 +354,23 @@ pub fn pg_manifest(options: Value) -> Value {
                  "targetApplicationRef": {"apiGroup": "apps.cozystack.io", "kind": "Postgres", "name": "orders"},
                  "options": options}})
 }
+
+/// The VM's Backup naming its Velero Backup, and that Velero Backup in Velero's namespace,
+/// expiring at `expiration` (`None`: no Velero Backup at all).
+pub fn vm_objects_with_velero_backup(expiration: Option<&str>) -> Vec<Value> {
+    let mut objs = vm_objects();
+    objs[2]["spec"]["driverMetadata"] = json!({"velero.io/backup-name": "tenant-a.vm1-nightly-x1"});
+    objs.push(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cozy-velero"}}),
+    );
+    // Another Backup of Velero's, so that a read of the kind is plainly a read.
+    objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
+        "metadata": {"name": "tenant-b.vm9-nightly-y2", "namespace": "cozy-velero"},
+        "status": {"phase": "Completed", "expiration": "2099-01-01T00:00:00Z"}}));
+    if let Some(at) = expiration {
+        objs.push(json!({"apiVersion": "velero.io/v1", "kind": "Backup",
+            "metadata": {"name": "tenant-a.vm1-nightly-x1", "namespace": "cozy-velero"},
+            "status": {"phase": "Completed", "expiration": at}}));
+    }
+    objs
+}
