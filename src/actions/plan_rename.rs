@@ -310,7 +310,7 @@ fn rename_disk(
             "{disk} still names PV {pv_name}, whose claimRef does not carry {disk}'s UID: cannot prove the PV is its claim; refusing before any write"
         ));
     }
-    let Field::Known(policy) = &pv.reclaim_policy else {
+    let Field::Known(policy) = &pv.reclaim_policy.clone().map(|p| p.to_string()) else {
         return refuse(format!("PV {pv_name} reclaim policy unreadable"));
     };
     let writes_before = p.ops.len();

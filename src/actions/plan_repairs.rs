@@ -152,7 +152,7 @@ pub(super) fn plan_reclaim(
                 "PV {} is not bound to {name}: it is left alone",
                 v.meta.name
             ));
-        } else if let Field::Known(current) = &v.reclaim_policy {
+        } else if let Field::Known(current) = &v.reclaim_policy.clone().map(|p| p.to_string()) {
             if current != &target {
                 p.ops.push(Op::SetReclaimPolicy {
                     pv: v.meta.name.clone(),

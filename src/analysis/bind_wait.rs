@@ -65,7 +65,7 @@ fn blockers(ctx: &Ctx, orig: &Obj<Pvc>, pv: &Obj<Pv>) -> Vec<String> {
     if orig.meta.deleted.is_some() {
         out.push(format!("{} is being deleted", orig.meta.name));
     }
-    let class = |c: &Option<String>| c.clone().unwrap_or_default();
+    let class = |c: &Option<std::sync::Arc<str>>| c.as_deref().unwrap_or_default().to_string();
     if class(&orig.storage_class) != class(&pv.storage_class) {
         out.push(format!(
             "storageClassName differs (PVC {:?}, PV {:?})",

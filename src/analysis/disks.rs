@@ -114,7 +114,7 @@ pub fn pvc_info(p: &Obj<Pvc>) -> PvcInfo {
     PvcInfo {
         name: p.meta.name.clone(),
         uid: p.meta.uid.clone(),
-        phase: p.phase.clone(),
+        phase: p.phase.clone().map(|s| s.to_string()),
         volume: p.volume_name.clone(),
         created: p.meta.created,
         deleting: p.meta.deleted.is_some(),
@@ -129,8 +129,8 @@ pub fn pvc_info(p: &Obj<Pvc>) -> PvcInfo {
 pub fn pv_info(p: &Obj<Pv>) -> PvInfo {
     PvInfo {
         name: p.meta.name.clone(),
-        phase: p.phase.clone(),
-        reclaim_policy: p.reclaim_policy.clone(),
+        phase: p.phase.clone().map(|s| s.to_string()),
+        reclaim_policy: p.reclaim_policy.clone().map(|s| s.to_string()),
         claim: p
             .claim_ref
             .as_ref()
@@ -272,8 +272,8 @@ impl Disk<'_> {
             disk: self.name.clone(),
             data_volume: self.dv.map(|d| DvInfo {
                 name: d.meta.name.clone(),
-                phase: d.phase.clone(),
-                progress: d.progress.clone(),
+                phase: d.phase.clone().map(|s| s.to_string()),
+                progress: d.progress.as_deref().map(str::to_string),
             }),
             pvc: self.pvc.map(|p| pvc_info(p)),
             pv: self.pv.map(|p| pv_info(p)),

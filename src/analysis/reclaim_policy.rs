@@ -70,7 +70,7 @@ pub fn original_policy(
         .map(str::to_string);
     let found = |v: &str, s| Some((v.to_string(), s)).filter(|(v, _)| is_policy(v));
     let mut known = None;
-    match &pv.reclaim_policy {
+    match &pv.reclaim_policy.clone().map(|p| p.to_string()) {
         Field::Known(p) if p == "Retain" => {}
         Field::Known(p) if is_policy(p) => known = found(p, PolicySource::PvNotRetain),
         Field::Known(p) | Field::Invalid(p) => invalid.push(format!(

@@ -66,6 +66,21 @@ impl Field<String> {
     }
 }
 
+impl Field<std::sync::Arc<str>> {
+    pub fn as_deref(&self) -> Option<&str> {
+        self.known().map(|s| &**s)
+    }
+
+    /// For display: the value, `-` when absent, `unknown (<raw>)` when unreadable.
+    pub fn display(&self) -> String {
+        match self {
+            Field::Known(v) => v.to_string(),
+            Field::Missing => "-".to_string(),
+            Field::Invalid(raw) => format!("unknown ({raw})"),
+        }
+    }
+}
+
 impl<T: Serialize> Serialize for Field<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

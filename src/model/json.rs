@@ -35,6 +35,20 @@ pub fn str_at(v: &Value, path: &[&str]) -> Field<String> {
     }
 }
 
+/// `str_at`, the value shared with every object holding the same one: for the few values
+/// thousands of objects repeat (phases, storage classes, sizes), which would otherwise cost an
+/// allocation each.
+pub fn shared_at(v: &Value, path: &[&str]) -> Field<std::sync::Arc<str>> {
+    str_at(v, path).map(|s| super::history::shared(&s))
+}
+
+/// `opt_str`, shared as `shared_at` is.
+pub fn opt_shared(v: &Value, path: &[&str]) -> Option<std::sync::Arc<str>> {
+    at(v, path)
+        .and_then(Value::as_str)
+        .map(super::history::shared)
+}
+
 /// A plain optional string where a wrong type is as good as absent (names, reasons): used only
 /// where showing "unknown" would add nothing.
 pub fn opt_str(v: &Value, path: &[&str]) -> Option<String> {
@@ -100,5 +114,8 @@ pub fn str_list(v: &Value, path: &[&str]) -> Vec<String> {
     array_at(v, path)
         .iter()
         .filter_map(|x| x.as_str().map(str::to_string))
-        .collect()
+        .collect::<Vec<_>>()
+        .into_boxed_slice()
+        // Kept in the store for the session: no spare capacity.
+        .into_vec()
 }

@@ -27,7 +27,7 @@ pub struct Meta {
     pub deleted: Option<Timestamp>,
     pub labels: StrMap,
     pub annotations: StrMap,
-    pub owners: Vec<OwnerRef>,
+    pub owners: Box<[OwnerRef]>,
     // No finalizers: nothing reads them from the store (actions read them fresh, the YAML
     // view and the history from the text), and every PVC and PV carries one or two.
     /// The latest time the object is known to have changed: the newest of its creation,
@@ -35,11 +35,11 @@ pub struct Meta {
     /// watch last delivered a change. Used for stall detection.
     pub last_change: Option<Timestamp>,
     /// Who wrote the object, from its `managedFields` (which are not kept themselves).
-    pub managed: Vec<super::history::ManagedEntry>,
+    pub managed: Box<[super::history::ManagedEntry]>,
     /// Which manager wrote each of the annotations restorewatch reads (`READ_ANNOTATIONS`),
     /// from `managedFields`: the summary above stops at `metadata.annotations`, where the PV
     /// controller's own annotations would hide whose a given key is.
-    pub annotation_writers: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)>,
+    pub annotation_writers: Box<[(std::sync::Arc<str>, std::sync::Arc<str>)]>,
     /// The latest field changes the live watch delivered, oldest first, bounded
     /// (`history::CHANGES_PER_OBJECT`). Empty for objects read from files.
     pub changes: Vec<super::history::FieldChange>,
@@ -132,7 +132,7 @@ impl Meta {
     }
 }
 
-fn annotation_writers(v: &Value) -> Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> {
+fn annotation_writers(v: &Value) -> Box<[(std::sync::Arc<str>, std::sync::Arc<str>)]> {
     let mut out = Vec::new();
     for entry in array_at(v, &["metadata", "managedFields"]) {
         let Some(manager) = opt_str(entry, &["manager"]).filter(|m| !m.is_empty()) else {
@@ -153,7 +153,7 @@ fn annotation_writers(v: &Value) -> Vec<(std::sync::Arc<str>, std::sync::Arc<str
             }
         }
     }
-    out
+    out.into_boxed_slice()
 }
 
 #[cfg(test)]

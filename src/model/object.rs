@@ -171,7 +171,7 @@ fn parse(mut v: Value, event_text: bool) -> Result<AnyObject, ParseError> {
         let meta = Meta {
             labels: Default::default(),
             annotations: Default::default(),
-            managed: Vec::new(),
+            managed: Box::default(),
             ..meta
         };
         return Ok(AnyObject::build(

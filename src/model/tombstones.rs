@@ -25,7 +25,7 @@ impl Tombstone {
             key,
             uid: meta.uid.clone(),
             at,
-            owners: meta.owners.clone(),
+            owners: meta.owners.to_vec(),
         }
     }
 }

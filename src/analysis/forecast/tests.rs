@@ -105,10 +105,7 @@ fn a_64_character_name_fails_after_halting_renaming_and_deleting_as_in_dump_08()
     );
     assert!(s.pvcs.get(NS, "vm-disk-data").is_none(), "original deleted");
     let pv = s.pvs.get("", "pv-1").expect("pv");
-    assert_eq!(
-        pv.reclaim_policy.known().map(String::as_str),
-        Some("Retain")
-    );
+    assert_eq!(pv.reclaim_policy.as_deref(), Some("Retain"));
     assert_eq!(
         pv.claim_ref.as_ref().map(|c| c.name.as_str()),
         Some(orig.as_str())

@@ -361,7 +361,7 @@ fn keep_disks(run: &mut Run, disks: &[String]) -> Option<String> {
             p.meta
                 .annotation(ANN_ORIGINAL_RECLAIM_POLICY)
                 .map(str::to_string)
-                .or_else(|| p.reclaim_policy.known().cloned())
+                .or_else(|| p.reclaim_policy.as_deref().map(str::to_string))
         });
         run.world.retain_pv(&pv, guard);
         let uid_text = run.uid.clone();

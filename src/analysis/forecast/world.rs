@@ -204,10 +204,7 @@ impl World {
             let old = old.clone();
             p.meta.annotations = with_annotations(
                 &p.meta,
-                [(
-                    crate::model::names::ANN_ORIGINAL_RECLAIM_POLICY,
-                    old.as_str(),
-                )],
+                [(crate::model::names::ANN_ORIGINAL_RECLAIM_POLICY, &*old)],
             );
         }
         p.spec.reclaim_policy = Field::Known("Retain".into());

@@ -169,11 +169,13 @@ fn copy_size(ctx: &Ctx, d: &mut DiskForecast, total: &mut Option<u64>) {
     let pv = pv_of(ctx.snap, pvc);
     d.pv = pv.map(|p| p.meta.name.clone());
     d.capacity = pv
-        .and_then(|p| p.capacity.clone())
-        .or_else(|| pvc.size().map(str::to_string));
+        .and_then(|p| p.capacity.as_deref())
+        .or_else(|| pvc.size())
+        .map(str::to_string);
     d.storage_class = pv
-        .and_then(|p| p.storage_class.clone())
-        .or_else(|| pvc.storage_class.clone());
+        .and_then(|p| p.storage_class.as_deref())
+        .or(pvc.storage_class.as_deref())
+        .map(str::to_string);
     d.class_policy = d
         .storage_class
         .as_deref()

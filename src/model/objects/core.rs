@@ -1,6 +1,8 @@
 use super::super::field::Field;
 use super::super::history::shared as pooled;
-use super::super::json::{array_at, at, i64_at, opt_str, str_at, str_list, time_at};
+use super::super::json::{
+    array_at, at, i64_at, opt_shared, opt_str, shared_at, str_at, str_list, time_at,
+};
 use super::super::secret_text::redact_message;
 use jiff::Timestamp;
 use serde_json::Value;
@@ -17,26 +19,31 @@ impl Namespace {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pvc {
+    // Every value but the volume's name is one of a few a cluster repeats on thousands of
+    // PVCs: shared (`history::shared`), not an allocation each.
     /// `Pending`, `Bound`, `Lost`.
-    pub phase: Field<String>,
+    pub phase: Field<Arc<str>>,
     pub volume_name: Option<String>,
-    pub storage_class: Option<String>,
-    pub access_modes: Vec<String>,
-    pub volume_mode: Option<String>,
+    pub storage_class: Option<Arc<str>>,
+    pub access_modes: Box<[Arc<str>]>,
+    pub volume_mode: Option<Arc<str>>,
     /// `spec.resources.requests.storage`, as the quantity string.
-    pub request: Option<String>,
+    pub request: Option<Arc<str>>,
     /// `status.capacity.storage`.
-    pub capacity: Option<String>,
+    pub capacity: Option<Arc<str>>,
 }
 
 impl Pvc {
     pub fn parse(v: &Value) -> Self {
         Pvc {
-            phase: str_at(v, &["status", "phase"]),
+            phase: shared_at(v, &["status", "phase"]),
             volume_name: opt_str(v, &["spec", "volumeName"]).filter(|s| !s.is_empty()),
-            storage_class: opt_str(v, &["spec", "storageClassName"]),
-            access_modes: str_list(v, &["spec", "accessModes"]),
-            volume_mode: opt_str(v, &["spec", "volumeMode"]),
+            storage_class: opt_shared(v, &["spec", "storageClassName"]),
+            access_modes: str_list(v, &["spec", "accessModes"])
+                .iter()
+                .map(|m| pooled(m))
+                .collect(),
+            volume_mode: opt_shared(v, &["spec", "volumeMode"]),
             request: quantity(v, &["spec", "resources", "requests", "storage"]),
             capacity: quantity(v, &["status", "capacity", "storage"]),
         }
@@ -48,10 +55,10 @@ impl Pvc {
 }
 
 /// Quantities arrive as strings, but a hand-written manifest may carry a bare number.
-fn quantity(v: &Value, path: &[&str]) -> Option<String> {
+fn quantity(v: &Value, path: &[&str]) -> Option<Arc<str>> {
     match at(v, path)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(pooled(s)),
+        Value::Number(n) => Some(pooled(&n.to_string())),
         _ => None,
     }
 }
@@ -65,13 +72,14 @@ pub struct ClaimRef {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pv {
+    // Shared as `Pvc`'s are.
     /// `Available`, `Bound`, `Released`, `Failed`, `Pending`.
-    pub phase: Field<String>,
+    pub phase: Field<Arc<str>>,
     /// `Retain`, `Delete`, `Recycle`.
-    pub reclaim_policy: Field<String>,
+    pub reclaim_policy: Field<Arc<str>>,
     pub claim_ref: Option<ClaimRef>,
-    pub storage_class: Option<String>,
-    pub capacity: Option<String>,
+    pub storage_class: Option<Arc<str>>,
+    pub capacity: Option<Arc<str>>,
 }
 
 impl Pv {
@@ -84,10 +92,10 @@ impl Pv {
             })
         });
         Pv {
-            phase: str_at(v, &["status", "phase"]),
-            reclaim_policy: str_at(v, &["spec", "persistentVolumeReclaimPolicy"]),
+            phase: shared_at(v, &["status", "phase"]),
+            reclaim_policy: shared_at(v, &["spec", "persistentVolumeReclaimPolicy"]),
             claim_ref,
-            storage_class: opt_str(v, &["spec", "storageClassName"]),
+            storage_class: opt_shared(v, &["spec", "storageClassName"]),
             capacity: quantity(v, &["spec", "capacity", "storage"]),
         }
     }
