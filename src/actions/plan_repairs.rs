@@ -320,7 +320,7 @@ pub(super) fn plan_servername(
     }
     if current != new_name {
         p.ops.push(Op::SetServerName {
-            namespace: ns.clone(),
+            namespace: ns.to_string(),
             cluster: cluster_name.clone(),
             index,
             from: current,
@@ -377,7 +377,7 @@ pub(super) fn plan_release(
             .is_some_and(|h| h.is_suspended() == Some(true))
         {
             p.ops.push(Op::ResumeRelease {
-                namespace: ns.clone(),
+                namespace: ns.to_string(),
                 name: r,
             });
         }

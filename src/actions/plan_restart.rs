@@ -43,7 +43,7 @@ pub(super) fn plan_restart(
     p: &mut Plan,
 ) -> Result<(), Refusal> {
     let old = restore_target(snap, req, p)?;
-    let ns = old.meta.namespace.clone();
+    let ns = old.meta.namespace.to_string();
     // Everything the preflight's analysis judges a restore by: a kind left unread here would
     // count as "none there" (a Velero Backup gone, a release already suspended, a DataVolume).
     for kind in [

@@ -339,8 +339,8 @@ pub fn orphans_knowable(snap: &Snapshot) -> bool {
 pub fn event_namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
     for e in snap.events.iter() {
-        if e.involved.kind == "RestoreJob" && !out.contains(&e.meta.namespace) {
-            out.insert(e.meta.namespace.clone());
+        if e.involved.kind == "RestoreJob" && !out.contains(e.meta.namespace.as_str()) {
+            out.insert(e.meta.namespace.to_string());
         }
     }
     out

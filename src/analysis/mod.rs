@@ -73,8 +73,8 @@ pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
     let mut out = orig::namespaces(snap);
     out.extend(global::event_namespaces(snap));
     for rj in snap.restore_jobs.iter() {
-        if !out.contains(&rj.meta.namespace) {
-            out.insert(rj.meta.namespace.clone());
+        if !out.contains(rj.meta.namespace.as_str()) {
+            out.insert(rj.meta.namespace.to_string());
         }
     }
     out.into_iter().collect()

@@ -170,7 +170,7 @@ pub fn namespaces(snap: &Snapshot) -> std::collections::BTreeSet<String> {
         .pvcs
         .by_term(ORIG_TERM)
         .iter()
-        .map(|p| p.meta.namespace.clone())
+        .map(|p| p.meta.namespace.to_string())
         .collect();
     out.extend(
         snap.pvs

@@ -343,7 +343,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             .pvcs
             .iter()
             .take(CHANGE_SAMPLES)
-            .map(|p| (p.meta.namespace.clone(), p.meta.name.clone()))
+            .map(|p| (p.meta.namespace.to_string(), p.meta.name.clone()))
             .collect()
     } else {
         conf.change_targets.clone()

@@ -80,7 +80,7 @@ fn from_file(path: &std::path::Path, ns: Option<&str>) -> Result<Arc<Obj<Restore
     }
     let mut job = jobs.remove(0);
     if job.meta().namespace.is_empty() {
-        job.meta_mut().namespace = ns.unwrap_or("default").to_string();
+        job.meta_mut().namespace = ns.unwrap_or("default").into();
     }
     match job {
         AnyObject::RestoreJob(rj) => Ok(rj),

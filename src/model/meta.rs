@@ -18,8 +18,9 @@ pub struct OwnerRef {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Meta {
     pub name: String,
-    /// Empty for cluster-scoped kinds.
-    pub namespace: String,
+    /// Empty for cluster-scoped kinds. Shared (`history::shared`): a namespace holds many
+    /// objects.
+    pub namespace: super::shared_str::SharedStr,
     pub uid: String,
     pub resource_version: String,
     pub generate_name: Option<String>,
@@ -81,7 +82,9 @@ impl Meta {
         }
         Some(Meta {
             name,
-            namespace: opt_str(v, &["metadata", "namespace"]).unwrap_or_default(),
+            namespace: opt_str(v, &["metadata", "namespace"])
+                .unwrap_or_default()
+                .into(),
             uid: opt_str(v, &["metadata", "uid"]).unwrap_or_default(),
             resource_version: opt_str(v, &["metadata", "resourceVersion"]).unwrap_or_default(),
             generate_name: opt_str(v, &["metadata", "generateName"]),

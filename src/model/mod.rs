@@ -15,6 +15,7 @@ pub mod packed;
 pub mod quantity;
 pub mod secret_text;
 pub mod secrets;
+pub mod shared_str;
 pub mod snapshot;
 pub mod strmap;
 pub mod tombstones;

@@ -9,13 +9,16 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjKey {
-    /// Empty for cluster-scoped kinds.
-    pub namespace: String,
+    /// Empty for cluster-scoped kinds. The same copy as the object's own `meta.namespace`.
+    pub namespace: crate::model::shared_str::SharedStr,
     pub name: String,
 }
 
 impl ObjKey {
-    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+    pub fn new(
+        namespace: impl Into<crate::model::shared_str::SharedStr>,
+        name: impl Into<String>,
+    ) -> Self {
         ObjKey {
             namespace: namespace.into(),
             name: name.into(),

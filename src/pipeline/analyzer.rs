@@ -272,11 +272,11 @@ fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
                     }
                 }
                 for pvc in new.pvcs.by_term(&volume_term(&key.name)) {
-                    out.insert(pvc.meta.namespace.clone());
+                    out.insert(pvc.meta.namespace.to_string());
                 }
             }
             _ => {
-                out.insert(key.namespace.clone());
+                out.insert(key.namespace.to_string());
             }
         }
     }
@@ -303,7 +303,7 @@ fn readers_across(old: &Snapshot, new: &Snapshot, changed: &BTreeSet<String>) ->
                 && *target != rj.meta.namespace
                 && changed.contains(target)
             {
-                out.push(rj.meta.namespace.clone());
+                out.push(rj.meta.namespace.to_string());
             }
         }
     }
@@ -324,6 +324,6 @@ fn evicted_tombstones(old: &Tombstones, new: &Tombstones) -> Vec<String> {
     };
     old.iter()
         .take(gone)
-        .map(|t| t.key.namespace.clone())
+        .map(|t| t.key.namespace.to_string())
         .collect()
 }

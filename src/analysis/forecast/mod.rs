@@ -133,7 +133,7 @@ pub fn forecast(snap: &Snapshot, rj: &Arc<Obj<RestoreJob>>, generation: Generati
             world: World::new(snap, start),
             branch: b,
             stages: Vec::new(),
-            ns: rj.meta.namespace.clone(),
+            ns: rj.meta.namespace.to_string(),
             name: rj.meta.name.clone(),
             uid: String::new(),
         };
