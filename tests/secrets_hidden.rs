@@ -13,7 +13,7 @@ use restorewatch::analysis::{ObjRef, Settings, analyze};
 use restorewatch::cli::check::load_snapshot;
 use restorewatch::model::Kind;
 use restorewatch::pipeline::Frame;
-use restorewatch::ui::app::{App, Screen, YamlState};
+use restorewatch::ui::app::{App, Screen, YamlFetch, YamlState};
 use restorewatch::ui::select::render_yaml;
 use restorewatch::ui::{Msg, update};
 use serde_json::{Value, json};
@@ -140,6 +140,7 @@ fn the_yaml_of_every_object_shows_no_planted_secret() {
             target,
             text: Ok(text),
             scroll: 0,
+            fetch: YamlFetch::NotNeeded,
         });
         assert_hidden("the YAML view", &render(&a));
         seen += 1;

@@ -69,7 +69,9 @@ fn execute_requests(a: &mut App) -> Vec<(u64, Target)> {
         .into_iter()
         .filter_map(|r| match r {
             WorkerRequest::Execute { id, plan } => Some((id, plan.request.target.clone())),
-            WorkerRequest::Check { .. } | WorkerRequest::Preflight { .. } => None,
+            WorkerRequest::Check { .. }
+            | WorkerRequest::Preflight { .. }
+            | WorkerRequest::Fetch { .. } => None,
         })
         .collect()
 }
@@ -393,7 +395,9 @@ fn each_unproven_pvc_is_consented_one_by_one_and_the_other_is_left_out_named() {
         .into_iter()
         .filter_map(|r| match r {
             WorkerRequest::Execute { id, plan } => Some((id, plan)),
-            WorkerRequest::Check { .. } | WorkerRequest::Preflight { .. } => None,
+            WorkerRequest::Check { .. }
+            | WorkerRequest::Preflight { .. }
+            | WorkerRequest::Fetch { .. } => None,
         })
         .collect();
     assert_eq!(run.len(), 1, "one PVC at a time");

@@ -5,6 +5,7 @@
 
 use crate::cluster::ObjKey;
 use crate::cluster::snapshot::Objects;
+use crate::model::held::held_json;
 use crate::model::history::{CHANGES_PER_OBJECT, FieldChange, ManagedEntry};
 use crate::model::secrets::{REDACTED, is_credential_key, redact_credentials};
 use crate::model::{AnyObject, Kind};
@@ -33,17 +34,23 @@ pub fn track(objects: &Objects, new: &mut AnyObject, seen: Timestamp) {
         return;
     }
     let key = ObjKey::new(new.meta().namespace.clone(), new.meta().name.clone());
-    let (Some(old_meta), Some(old_raw)) = (objects.meta(kind, &key), objects.raw(kind, &key))
-    else {
+    let Some(old) = objects.any(kind, &key) else {
         return;
     };
+    let old_meta = old.meta();
     if old_meta.uid != new.meta().uid {
         return;
     }
     let mut ring = old_meta.changes.clone();
     if old_meta.resource_version != new.meta().resource_version {
-        let before: Value = serde_json::from_str(&old_raw).unwrap_or(Value::Null);
-        let after: Value = serde_json::from_str(&new.raw()).unwrap_or(Value::Null);
+        // Both texts when both are kept, else what is held of both (`held_json`): the same
+        // form on each side, so that only real changes differ.
+        let (before, after) = if old.has_text() && new.has_text() {
+            let text = |o: &AnyObject| serde_json::from_str(&o.raw()).unwrap_or(Value::Null);
+            (text(&old), text(new))
+        } else {
+            (held_json(&old), held_json(new))
+        };
         let mut paths = Vec::new();
         diff(&before, &after, &mut String::new(), &mut paths);
         let writers = writers(&old_meta.managed, &new.meta().managed);

@@ -2,6 +2,7 @@
 
 pub mod changes;
 pub mod field;
+pub mod held;
 pub mod history;
 pub mod json;
 pub mod k8s_names;

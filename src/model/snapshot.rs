@@ -480,6 +480,13 @@ macro_rules! snapshot {
                 }
             }
 
+            /// Any object, shared.
+            pub fn any(&self, kind: Kind, key: &ObjKey) -> Option<AnyObject> {
+                match kind {
+                    $(Kind::$variant => self.$field.entry(key).map(|o| AnyObject::$variant(Arc::clone(o))),)*
+                }
+            }
+
             pub fn meta(&self, kind: Kind, key: &ObjKey) -> Option<&crate::model::Meta> {
                 match kind {
                     $(Kind::$variant => self.$field.entry(key).map(|o| &o.meta),)*

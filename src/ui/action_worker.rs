@@ -44,6 +44,12 @@ pub enum WorkerRequest {
         id: u64,
         manifest: serde_json::Value,
     },
+    /// Read one object whole for the YAML view: the watch keeps no text of the kinds a cluster
+    /// has thousands of (`model::object::text_kept_when_watched`).
+    Fetch {
+        id: u64,
+        target: crate::analysis::ObjRef,
+    },
 }
 
 /// Starts the worker; requests go in through the returned sender, answers come out as `Msg`s.
@@ -69,6 +75,12 @@ async fn handle(b: ActionBackend, req: WorkerRequest, out: mpsc::UnboundedSender
                 .await
                 .map_err(|e| format!("{e:#}"));
             let _ = out.send(Msg::ActionChecked { id, result });
+        }
+        WorkerRequest::Fetch { id, target } => {
+            let result = fetch_yaml(&b.client, &target)
+                .await
+                .map_err(|e| format!("{e:#}"));
+            let _ = out.send(Msg::Fetched { id, result });
         }
         WorkerRequest::Preflight { id, manifest } => {
             let result = super::backup_preflight::run(&b, manifest).await;
@@ -103,4 +115,34 @@ async fn handle(b: ActionBackend, req: WorkerRequest, out: mpsc::UnboundedSender
             let _ = out.send(Msg::ActionDone { id, outcome });
         }
     }
+}
+
+/// The object as the YAML view shows it, read now: noise stripped and secrets redacted as the
+/// stored texts are, with the resourceVersion it was read at.
+async fn fetch_yaml(
+    client: &kube::Client,
+    target: &crate::analysis::ObjRef,
+) -> anyhow::Result<super::select::Fetched> {
+    use kube::api::{Api, DynamicObject};
+    let info = target.kind.info();
+    let ar = crate::cluster::client::api_resource(info);
+    let api: Api<DynamicObject> = if info.namespaced {
+        Api::namespaced_with(client.clone(), &target.namespace, &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    };
+    let obj = api.get(&target.name).await?;
+    let resource_version = obj.metadata.resource_version.clone().unwrap_or_default();
+    let mut v = serde_json::to_value(obj)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("apiVersion".into(), info.api_version().into());
+        o.insert("kind".into(), info.api_kind.into());
+    }
+    crate::model::object::strip_noise(&mut v);
+    crate::model::secrets::redact_for_display(&mut v);
+    Ok(super::select::Fetched {
+        yaml: super::select::yaml_text(&v).map_err(anyhow::Error::msg)?,
+        resource_version,
+        at: jiff::Timestamp::now(),
+    })
 }

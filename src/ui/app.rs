@@ -153,6 +153,26 @@ pub struct YamlState {
     /// Rendered when opened and on every new frame, so drawing stays cheap and pure.
     pub text: Result<String, String>,
     pub scroll: usize,
+    /// For an object whose text the watch does not keep: its read from the API server.
+    pub fetch: YamlFetch,
+}
+
+/// The YAML view's read of an object the watch keeps no text of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum YamlFetch {
+    /// The text is kept (or there is no object): nothing to read.
+    NotNeeded,
+    /// Asked (request `id`) for the object the watch holds at `resource_version`.
+    Pending {
+        id: u64,
+        resource_version: String,
+    },
+    Done(super::select::Fetched),
+    /// The read failed: the held fields are shown, with why.
+    Failed {
+        error: String,
+        resource_version: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -452,20 +452,53 @@ pub fn restore_ref(r: &RestoreView) -> ObjRef {
 }
 
 /// The object as YAML, from the raw JSON the snapshot keeps.
-pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
-    let key = ObjKey::new(target.namespace.clone(), target.name.clone());
-    let raw = snap
+/// What the YAML view shows of an object from the frame: its kept text, or (for the kinds the
+/// watch keeps no text of) the fields restorewatch holds, to show while the whole object is
+/// read from the API server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum YamlView {
+    Text(String),
+    Held {
+        yaml: String,
+        resource_version: String,
+    },
+}
+
+/// An object read whole from the API server for the YAML view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub yaml: String,
+    pub resource_version: String,
+    pub at: Timestamp,
+}
+
+pub fn yaml_view(snap: &Snapshot, target: &ObjRef) -> Result<YamlView, String> {
+    let key = ObjKey::new(target.namespace.as_str(), target.name.clone());
+    let obj = snap
         .objects
-        .raw(target.kind, &key)
+        .any(target.kind, &key)
         .ok_or_else(|| format!("{target} is not in the current data (deleted?)"))?;
-    if raw.is_empty() {
-        return Err(format!(
-            "{target}: the live watch keeps no text of Events (kubectl get events shows them)"
-        ));
+    if obj.has_text() {
+        let v: serde_json::Value =
+            serde_json::from_str(&obj.raw()).map_err(|e| format!("stored JSON unreadable: {e}"))?;
+        return yaml_text(&v).map(YamlView::Text);
     }
-    let v: serde_json::Value =
-        serde_json::from_str(&raw).map_err(|e| format!("stored JSON unreadable: {e}"))?;
-    serde_saphyr::to_string(&v)
+    Ok(YamlView::Held {
+        yaml: yaml_text(&crate::model::held::held_json(&obj))?,
+        resource_version: obj.meta().resource_version.clone(),
+    })
+}
+
+/// `yaml_view`'s text, whichever it is.
+pub fn render_yaml(snap: &Snapshot, target: &ObjRef) -> Result<String, String> {
+    yaml_view(snap, target).map(|v| match v {
+        YamlView::Text(t) | YamlView::Held { yaml: t, .. } => t,
+    })
+}
+
+/// The YAML view's text of an object's JSON, safe for the terminal.
+pub fn yaml_text(v: &serde_json::Value) -> Result<String, String> {
+    serde_saphyr::to_string(v)
         .map(crate::text::for_terminal_owned)
         .map_err(|e| format!("cannot render YAML: {e}"))
 }

@@ -1,7 +1,9 @@
 //! `Event -> Msg` and `update(&mut App, Msg)`: the only place the UI state changes.
 
-use super::action_worker::ActionBackend;
-use super::app::{App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlState};
+use super::action_worker::{ActionBackend, WorkerRequest};
+use super::app::{
+    App, CommandLine, DetailState, Mode, Pane, Screen, Selection, YamlFetch, YamlState,
+};
 use super::keys::{Action, ScreenKind};
 use super::{act, command, format, select, views::layout};
 use crate::actions::execute::{Outcome, StepEvent};
@@ -49,6 +51,11 @@ pub enum Msg {
     PreflightDone {
         id: u64,
         result: Result<super::backup_preflight::PreflightAnswer, String>,
+    },
+    /// The action worker: the object the YAML view `id` asked for, read whole, or why not.
+    Fetched {
+        id: u64,
+        result: Result<super::select::Fetched, String>,
     },
     /// The action worker: dialog `id`'s execution ended.
     ActionDone {
@@ -143,6 +150,10 @@ pub fn update(app: &mut App, msg: Msg) {
             app.dirty = true;
         }
         Msg::PreflightDone { id, result } => super::backup_preflight::on_done(app, id, result),
+        Msg::Fetched { id, result } => {
+            on_fetched(app, id, result);
+            app.dirty = true;
+        }
         Msg::ActionDone { id, outcome } => {
             act::on_done(app, id, outcome);
             app.dirty = true;
@@ -201,15 +212,96 @@ fn on_frame(app: &mut App, f: Option<Arc<Frame>>) {
 fn show_latest(app: &mut App) {
     app.shown = app.latest.clone();
     if let Screen::Yaml(y) = &app.screen {
-        let text = match &app.shown {
-            Some(f) => select::render_yaml(&f.snapshot, &y.target),
-            None => Err("no data yet".into()),
-        };
-        if let Screen::Yaml(y) = &mut app.screen {
-            y.text = text;
-        }
+        let target = y.target.clone();
+        refresh_yaml(app, &target);
     }
     clamp_current(app);
+}
+
+/// Renders the YAML view of `target` from the frame shown; an object whose text the watch
+/// does not keep is read from the API server (again when the watch has seen it change since
+/// the last read), its held fields shown meanwhile or if the read fails.
+fn refresh_yaml(app: &mut App, target: &ObjRef) {
+    let view = match &app.shown {
+        Some(f) => select::yaml_view(&f.snapshot, target),
+        None => Err("no data yet".into()),
+    };
+    let Screen::Yaml(y) = &mut app.screen else {
+        return;
+    };
+    match view {
+        Ok(select::YamlView::Text(text)) => {
+            y.text = Ok(text);
+            y.fetch = YamlFetch::NotNeeded;
+        }
+        Ok(select::YamlView::Held {
+            yaml,
+            resource_version,
+        }) => {
+            let current = match &y.fetch {
+                YamlFetch::Done(f) => f.resource_version == resource_version,
+                YamlFetch::Pending {
+                    resource_version: r,
+                    ..
+                } => *r == resource_version,
+                // Read again only once the object changed: a failing server is not asked on
+                // every frame.
+                YamlFetch::Failed {
+                    resource_version: r,
+                    ..
+                } => *r == resource_version,
+                YamlFetch::NotNeeded => false,
+            };
+            if !current {
+                let id = app.next_id;
+                app.next_id += 1;
+                app.outbox.push(WorkerRequest::Fetch {
+                    id,
+                    target: target.clone(),
+                });
+                y.fetch = YamlFetch::Pending {
+                    id,
+                    resource_version,
+                };
+            }
+            match &y.fetch {
+                YamlFetch::Done(f) => y.text = Ok(f.yaml.clone()),
+                _ => y.text = Ok(yaml),
+            }
+        }
+        Err(e) => {
+            y.text = Err(e);
+            y.fetch = YamlFetch::NotNeeded;
+        }
+    }
+}
+
+fn on_fetched(app: &mut App, id: u64, result: Result<select::Fetched, String>) {
+    let Screen::Yaml(y) = &mut app.screen else {
+        return;
+    };
+    let YamlFetch::Pending {
+        id: asked,
+        resource_version,
+    } = &y.fetch
+    else {
+        return;
+    };
+    if *asked != id {
+        return;
+    }
+    match result {
+        Ok(f) => {
+            y.text = Ok(f.yaml.clone());
+            y.fetch = YamlFetch::Done(f);
+        }
+        Err(error) => {
+            y.fetch = YamlFetch::Failed {
+                error,
+                resource_version: resource_version.clone(),
+            };
+        }
+    }
 }
 
 /// Keeps the cursor of the current screen on an existing, visible row.
@@ -292,18 +384,16 @@ fn open_yaml(app: &mut App, target: Option<ObjRef>) {
         app.set_status("nothing selected");
         return;
     };
-    let text = match &app.shown {
-        Some(f) => select::render_yaml(&f.snapshot, &target),
-        None => Err("no data yet".into()),
-    };
     push(
         app,
         Screen::Yaml(YamlState {
-            target,
-            text,
+            target: target.clone(),
+            text: Err("no data yet".into()),
             scroll: 0,
+            fetch: YamlFetch::NotNeeded,
         }),
     );
+    refresh_yaml(app, &target);
 }
 
 fn on_action(app: &mut App, a: Action) {

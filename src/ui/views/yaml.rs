@@ -1,6 +1,6 @@
 //! YAML of one object, with keys, colons and values told apart, scrollable.
 
-use super::super::app::{App, YamlState};
+use super::super::app::{App, YamlFetch, YamlState};
 use super::super::theme::Theme;
 use super::common;
 use super::layout;
@@ -43,9 +43,22 @@ pub fn highlight<'a>(t: &Theme, line: &'a str) -> Line<'a> {
 
 pub fn draw(f: &mut Frame, app: &App, body: Rect, y: &YamlState) {
     let t = app.theme();
-    let title = format!("yaml {}", y.target);
+    let title = format!("yaml {}{}", y.target, fetch_note(app, &y.fetch));
     f.render_widget(common::block(t, &title, None, "", true), body);
-    let area = layout::inner(body);
+    let mut area = layout::inner(body);
+    if let YamlFetch::Failed { error, .. } = &y.fetch
+        && area.height > 2
+    {
+        // Why only the held fields are shown, above them, where it cannot be missed.
+        let why = format!(
+            "could not read the whole object from the API server: {}; shown: the fields restorewatch holds",
+            crate::text::for_terminal(error)
+        );
+        let top = Rect { height: 1, ..area };
+        f.render_widget(Paragraph::new(Line::styled(why, t.text_warning())), top);
+        area.y += 1;
+        area.height -= 1;
+    }
     match &y.text {
         Err(e) => common::draw_empty(f, t, area, vec![e.clone()]),
         Ok(text) => {
@@ -60,5 +73,20 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect, y: &YamlState) {
                 .collect();
             f.render_widget(Paragraph::new(lines), area);
         }
+    }
+}
+
+/// What the title says of where the text comes from, for an object the watch keeps no text of.
+fn fetch_note(app: &App, fetch: &YamlFetch) -> String {
+    match fetch {
+        YamlFetch::NotNeeded => String::new(),
+        YamlFetch::Pending { .. } => {
+            " · the fields restorewatch holds; reading the whole object…".into()
+        }
+        YamlFetch::Done(d) => format!(
+            " · read from the API server at {}",
+            crate::ui::format::clock(d.at, &app.opts.tz)
+        ),
+        YamlFetch::Failed { .. } => " · the fields restorewatch holds (read failed)".into(),
     }
 }
