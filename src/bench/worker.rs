@@ -52,7 +52,11 @@ impl Target {
                     .context("cannot use the kubeconfig's context")?;
                 let url = crate::cluster::errors::server_name(&config.cluster_url.to_string());
                 Ok((
-                    kube::Client::try_from(config).context("cannot build a client")?,
+                    crate::cluster::client::watch_client(
+                        config,
+                        &crate::cluster::client::Timeouts::default(),
+                    )
+                    .context("cannot build a client")?,
                     url,
                 ))
             }
@@ -216,10 +220,15 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The dashboard's own watch client (`cluster::client::watch_client`): what is measured is the
+/// client restorewatch runs, with its timeouts and its request layer.
 pub(super) fn client(url: &str) -> anyhow::Result<kube::Client> {
     let mut config = kube::Config::new(url.parse().context("emulator URL")?);
     config.default_namespace = "default".into();
-    Ok(kube::Client::try_from(config)?)
+    Ok(crate::cluster::client::watch_client(
+        config,
+        &crate::cluster::client::Timeouts::default(),
+    )?)
 }
 
 pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
