@@ -177,13 +177,13 @@ async fn the_dashboard_on_one_namespace_watches_its_restores_velero_objects() {
         .snapshot
         .velero_restores
         .iter()
-        .map(|r| r.meta.name.clone())
+        .map(|r| r.meta.name.to_string())
         .chain(
             frame
                 .snapshot
                 .data_downloads
                 .iter()
-                .map(|d| d.meta.name.clone()),
+                .map(|d| d.meta.name.to_string()),
         )
         .collect();
     assert!(

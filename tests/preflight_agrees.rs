@@ -83,7 +83,7 @@ fn before(snap: &Snapshot, rj: &Obj<RestoreJob>) -> Snapshot {
         .events
         .in_namespace(ns)
         .filter(|e| e.involved.kind == "RestoreJob" && e.involved.name == rj.meta.name)
-        .map(|e| e.meta.name.clone())
+        .map(|e| e.meta.name.to_string())
         .collect();
     for e in events {
         b.objects.remove(Kind::Event, &ObjKey::new(ns, &e));
@@ -98,7 +98,7 @@ fn before(snap: &Snapshot, rj: &Obj<RestoreJob>) -> Snapshot {
                 && v.meta.label(LABEL_OWNED_BY_NAMESPACE) == Some(ns.as_str())
                 && matches!((v.meta.created, rj.meta.created), (Some(v), Some(r)) if v >= r)
         })
-        .map(|v| (v.meta.name.clone(), v.meta.uid.clone()))
+        .map(|v| (v.meta.name.to_string(), v.meta.uid.clone()))
         .collect();
     for (name, uid) in own {
         b.objects
@@ -110,7 +110,7 @@ fn before(snap: &Snapshot, rj: &Obj<RestoreJob>) -> Snapshot {
                 d.meta.label(LABEL_VELERO_RESTORE_UID) == Some(uid.as_str())
                     || d.meta.owners.iter().any(|o| o.uid == uid)
             })
-            .map(|d| d.meta.name.clone())
+            .map(|d| d.meta.name.to_string())
             .collect();
         for d in dds {
             b.objects

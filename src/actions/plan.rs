@@ -180,7 +180,7 @@ pub(super) fn list_ref(kind: Kind, namespace: &str) -> ObjRef {
 pub(super) fn restore_ref(rj: &Obj<RestoreJob>) -> RestoreRef {
     RestoreRef {
         namespace: rj.meta.namespace.to_string(),
-        name: rj.meta.name.clone(),
+        name: rj.meta.name.to_string(),
         uid: rj.meta.uid.clone(),
     }
 }

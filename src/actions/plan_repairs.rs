@@ -155,7 +155,7 @@ pub(super) fn plan_reclaim(
         } else if let Field::Known(current) = &v.reclaim_policy.clone().map(|p| p.to_string()) {
             if current != &target {
                 p.ops.push(Op::SetReclaimPolicy {
-                    pv: v.meta.name.clone(),
+                    pv: v.meta.name.to_string(),
                     from: current.clone(),
                     to: target.clone(),
                 });

@@ -129,7 +129,7 @@ pub(super) fn plan_restart(
             namespace: ns.clone(),
             name,
             restarted_from: old.meta.uid.clone(),
-            from: old.meta.name.clone(),
+            from: old.meta.name.to_string(),
         });
         return Ok(());
     }
@@ -156,7 +156,7 @@ fn candidates(old: &str) -> impl Iterator<Item = String> {
 /// display text) under the new name, not created yet.
 fn proposed(old: &Arc<Obj<RestoreJob>>, name: &str) -> Arc<Obj<RestoreJob>> {
     let mut rj = (**old).clone();
-    rj.meta.name = name.to_string();
+    rj.meta.name = crate::model::shared_str::SharedStr::own(name);
     rj.meta.uid = String::new();
     rj.meta.created = None;
     rj.meta.deleted = None;

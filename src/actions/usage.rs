@@ -25,7 +25,7 @@ fn claims_of(
         snap.pvcs
             .in_namespace(ns)
             .filter(|c| c.volume_name.as_deref() == Some(pv_name))
-            .map(|c| c.meta.name.clone()),
+            .map(|c| c.meta.name.to_string()),
     );
     claims.sort();
     claims.dedup();

@@ -232,9 +232,9 @@ fn download_proof(
         ));
     }
     CopyProof::Proven(RestoredCopy {
-        restore_job: name.clone(),
+        restore_job: name.to_string(),
         restored_pvc: base.to_string(),
-        download: dd.meta.name.clone(),
+        download: dd.meta.name.to_string(),
         bytes: bytes.map(|p| p.total),
         completed: dd.completed_at,
     })

@@ -97,7 +97,7 @@ impl<'a> Ctx<'a> {
             rj,
             id: RestoreId {
                 namespace: ns.to_string(),
-                name: rj.meta.name.clone(),
+                name: rj.meta.name.to_string(),
             },
             ns,
             backup,

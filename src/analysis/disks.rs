@@ -112,7 +112,7 @@ pub fn ownership(orig: &Obj<Pvc>, rj: &Obj<RestoreJob>) -> Ownership {
 
 pub fn pvc_info(p: &Obj<Pvc>) -> PvcInfo {
     PvcInfo {
-        name: p.meta.name.clone(),
+        name: p.meta.name.to_string(),
         uid: p.meta.uid.clone(),
         phase: p.phase.clone().map(|s| s.to_string()),
         volume: p.volume_name.clone(),
@@ -128,7 +128,7 @@ pub fn pvc_info(p: &Obj<Pvc>) -> PvcInfo {
 
 pub fn pv_info(p: &Obj<Pv>) -> PvInfo {
     PvInfo {
-        name: p.meta.name.clone(),
+        name: p.meta.name.to_string(),
         phase: p.phase.clone().map(|s| s.to_string()),
         reclaim_policy: p.reclaim_policy.clone().map(|s| s.to_string()),
         claim: p
@@ -271,7 +271,7 @@ impl Disk<'_> {
         DiskChain {
             disk: self.name.clone(),
             data_volume: self.dv.map(|d| DvInfo {
-                name: d.meta.name.clone(),
+                name: d.meta.name.to_string(),
                 phase: d.phase.clone().map(|s| s.to_string()),
                 progress: d.progress.as_deref().map(str::to_string),
             }),
@@ -282,7 +282,7 @@ impl Disk<'_> {
             orig_ownership: self.ownership.clone(),
             orig_pv: self.orig_pv.map(|p| pv_info(p)),
             download: self.download.map(|d| DownloadInfo {
-                name: d.meta.name.clone(),
+                name: d.meta.name.to_string(),
                 phase: d.phase.clone(),
                 progress: progress_of(d),
             }),

@@ -150,7 +150,7 @@ pub fn analyze_namespace(
                 c.target.as_ref().map(|t| {
                     (
                         (c.dest_ns().to_string(), t.kind.clone(), t.name.clone()),
-                        (c.rj.meta.created, c.rj.meta.name.clone()),
+                        (c.rj.meta.created, c.rj.meta.name.to_string()),
                     )
                 })
             })

@@ -44,7 +44,7 @@ fn pods_using(snap: &Snapshot, pvc: &Obj<Pvc>, pv: Option<&Obj<Pv>>) -> Vec<Stri
         .filter(|p| !p.is_finished())
         .filter_map(|p| {
             if p.claims.iter().any(|c| c == &pvc.meta.name) {
-                return Some(p.meta.name.clone());
+                return Some(p.meta.name.to_string());
             }
             p.claims
                 .iter()
@@ -87,7 +87,7 @@ pub fn inventory_in(
         };
         let restore_id = rj.map(|r| RestoreId {
             namespace: ns.to_string(),
-            name: r.meta.name.clone(),
+            name: r.meta.name.to_string(),
         });
         let class_obj = pv
             .and_then(|p| p.storage_class.clone())
@@ -129,7 +129,7 @@ pub fn inventory_in(
                 base: base.to_string(),
                 running: rj
                     .filter(|r| !r.phase.is_terminal())
-                    .map(|r| r.meta.name.clone()),
+                    .map(|r| r.meta.name.to_string()),
                 mounted_by: mounted_by.clone(),
                 only_copy: only.clone(),
                 deleting,

@@ -145,7 +145,7 @@ pub(super) fn live_users_of_renamed(ctx: &Ctx, d: &Disk) -> Vec<String> {
         .snap
         .vms
         .in_namespace(ctx.ns)
-        .filter(|vm| Some(&vm.meta.name) != own_vm.as_ref())
+        .filter(|vm| Some(vm.meta.name.as_str()) != own_vm.as_deref())
         .filter(|vm| vm.disk_claims.iter().any(|c| c == &d.name))
         .filter_map(|vm| {
             let vmi = ctx.snap.vmis.get(ctx.ns, &vm.meta.name)?;

@@ -39,7 +39,7 @@ fn pods_using(ctx: &Ctx, d: &Disk) -> Vec<String> {
                         .is_some_and(|v| pvs.contains(&v))
             })
         })
-        .map(|p| p.meta.name.clone())
+        .map(|p| p.meta.name.to_string())
         .collect()
 }
 

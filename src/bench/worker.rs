@@ -352,7 +352,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             .pvcs
             .iter()
             .take(CHANGE_SAMPLES)
-            .map(|p| (p.meta.namespace.to_string(), p.meta.name.clone()))
+            .map(|p| (p.meta.namespace.to_string(), p.meta.name.to_string()))
             .collect()
     } else {
         conf.change_targets.clone()

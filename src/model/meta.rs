@@ -17,7 +17,8 @@ pub struct OwnerRef {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Meta {
-    pub name: String,
+    /// Shared with the object's store key (`ObjKey`), not a second copy.
+    pub name: super::shared_str::SharedStr,
     /// Empty for cluster-scoped kinds. Shared (`history::shared`): a namespace holds many
     /// objects.
     pub namespace: super::shared_str::SharedStr,
@@ -81,7 +82,7 @@ impl Meta {
             last_change = Some(last_change.map_or(t, |l| l.max(t)));
         }
         Some(Meta {
-            name,
+            name: super::shared_str::SharedStr::own(&name),
             namespace: opt_str(v, &["metadata", "namespace"])
                 .unwrap_or_default()
                 .into(),

@@ -16,8 +16,50 @@ impl SharedStr {
         SharedStr(super::history::shared(s))
     }
 
+    /// A copy of its own, outside the pool: for a value few objects share (an object's name),
+    /// which other holders (its store key) then share by cloning.
+    pub fn own(s: &str) -> Self {
+        SharedStr(Arc::from(s))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// A name made a `SharedStr` without the pool (names are all different, and would only fill
+/// it): a `SharedStr` is kept as it is, shared; text becomes a copy of its own.
+pub trait OwnStr {
+    fn own_str(self) -> SharedStr;
+}
+
+impl OwnStr for SharedStr {
+    fn own_str(self) -> SharedStr {
+        self
+    }
+}
+
+impl OwnStr for &SharedStr {
+    fn own_str(self) -> SharedStr {
+        self.clone()
+    }
+}
+
+impl OwnStr for &str {
+    fn own_str(self) -> SharedStr {
+        SharedStr::own(self)
+    }
+}
+
+impl OwnStr for String {
+    fn own_str(self) -> SharedStr {
+        SharedStr::own(&self)
+    }
+}
+
+impl OwnStr for &String {
+    fn own_str(self) -> SharedStr {
+        SharedStr::own(self)
     }
 }
 

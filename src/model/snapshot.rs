@@ -11,20 +11,21 @@ use std::sync::Arc;
 pub struct ObjKey {
     /// Empty for cluster-scoped kinds. The same copy as the object's own `meta.namespace`.
     pub namespace: crate::model::shared_str::SharedStr,
-    pub name: String,
+    /// The same copy as the object's own `meta.name`.
+    pub name: crate::model::shared_str::SharedStr,
 }
 
 impl ObjKey {
     pub fn new(
         namespace: impl Into<crate::model::shared_str::SharedStr>,
-        name: impl Into<String>,
+        name: impl crate::model::shared_str::OwnStr,
     ) -> Self {
         ObjKey {
             namespace: namespace.into(),
-            name: name.into(),
+            name: name.own_str(),
         }
     }
-    pub fn cluster(name: impl Into<String>) -> Self {
+    pub fn cluster(name: impl crate::model::shared_str::OwnStr) -> Self {
         ObjKey::new("", name)
     }
 }
@@ -670,7 +671,7 @@ mod event_bound_tests {
             );
         }
         let kept = bound_events(objs);
-        let names: Vec<String> = kept.iter().map(|o| o.meta().name.clone()).collect();
+        let names: Vec<String> = kept.iter().map(|o| o.meta().name.to_string()).collect();
         assert_eq!(kept.len(), EVENTS_PER_OBJECT + 1);
         assert!(names.contains(&"pv-1".to_string()));
         assert!(names.contains(&"r1.299".to_string()));

@@ -51,7 +51,7 @@ pub fn backups(app: &App) -> Vec<BackupRow> {
                 .in_namespace(&b.meta.namespace)
                 .filter(|r| r.backup_ref.as_deref() == Some(b.meta.name.as_str()))
                 .filter(|r| !r.phase.is_terminal() && r.meta.deleted.is_none())
-                .map(|r| r.meta.name.clone())
+                .map(|r| r.meta.name.to_string())
                 .collect();
             let target = b
                 .application_ref

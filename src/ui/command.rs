@@ -41,7 +41,7 @@ pub fn completions(app: &App, text: &str) -> Vec<String> {
                     .objects
                     .namespaces
                     .iter()
-                    .map(|n| n.meta.name.clone()),
+                    .map(|n| n.meta.name.to_string()),
             );
             names.extend(f.report.restores.iter().map(|r| r.id.namespace.clone()));
         }

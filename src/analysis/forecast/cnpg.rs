@@ -115,7 +115,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         .pvcs
         .in_namespace(&ns)
         .filter(|p| p.meta.label(LABEL_CNPG_CLUSTER) == Some(release.as_str()))
-        .map(|p| p.meta.name.clone())
+        .map(|p| p.meta.name.to_string())
         .collect();
     for p in &pvcs {
         run.world.delete(Kind::PersistentVolumeClaim, &ns, p);
@@ -129,7 +129,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
             .object_stores
             .in_namespace(&ns)
             .filter(|s| s.meta.owners.iter().any(|o| o.uid == uid))
-            .map(|s| s.meta.name.clone())
+            .map(|s| s.meta.name.to_string())
             .collect();
         for s in owned {
             run.world.delete(Kind::ObjectStore, &ns, &s);

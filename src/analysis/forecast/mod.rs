@@ -134,7 +134,7 @@ pub fn forecast(snap: &Snapshot, rj: &Arc<Obj<RestoreJob>>, generation: Generati
             branch: b,
             stages: Vec::new(),
             ns: rj.meta.namespace.to_string(),
-            name: rj.meta.name.clone(),
+            name: rj.meta.name.to_string(),
             uid: String::new(),
         };
         match &live {
@@ -251,7 +251,7 @@ pub(crate) fn restore_ahead(snap: &Snapshot, rj: &Arc<Obj<RestoreJob>>) -> Optio
             first = Some(other);
         }
     }
-    first.map(|f| f.meta.name.clone())
+    first.map(|f| f.meta.name.to_string())
 }
 
 #[cfg(test)]

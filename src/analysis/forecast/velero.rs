@@ -60,7 +60,7 @@ fn facts(run: &Run) -> Option<Facts> {
             .map(|v| v.phase.known().cloned().unwrap_or_default()),
         own_velero: ctx
             .velero
-            .map(|v| (v.meta.name.clone(), v.meta.uid.clone())),
+            .map(|v| (v.meta.name.to_string(), v.meta.uid.clone())),
     })
 }
 

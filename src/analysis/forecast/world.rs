@@ -168,7 +168,7 @@ impl World {
             .pods
             .in_namespace(ns)
             .filter(|p| p.meta.name.starts_with(&launcher))
-            .map(|p| p.meta.name.clone())
+            .map(|p| p.meta.name.to_string())
             .collect();
         for p in pods {
             self.remove(Kind::Pod, ns, &p);
@@ -185,7 +185,7 @@ impl World {
                     && !matches!(p.phase.as_deref(), Some("Succeeded" | "Failed"))
                     && p.claims.iter().any(|c| c == pvc)
             })
-            .map(|p| p.meta.name.clone())
+            .map(|p| p.meta.name.to_string())
     }
 
     /// The PV's reclaim policy (and, for a guarded controller, the recorded previous one).

@@ -167,7 +167,7 @@ fn copy_size(ctx: &Ctx, d: &mut DiskForecast, total: &mut Option<u64>) {
         return;
     };
     let pv = pv_of(ctx.snap, pvc);
-    d.pv = pv.map(|p| p.meta.name.clone());
+    d.pv = pv.map(|p| p.meta.name.to_string());
     d.capacity = pv
         .and_then(|p| p.capacity.as_deref())
         .or_else(|| pvc.size())
