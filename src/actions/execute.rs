@@ -320,7 +320,7 @@ impl Executor {
         let namespaces: Vec<String> = {
             let mut n: Vec<String> = reads
                 .iter()
-                .map(|r| r.namespace.clone())
+                .map(|r| r.namespace.to_string())
                 .filter(|n| !n.is_empty())
                 .collect();
             n.push(confirmed.request.target.namespace().to_string());

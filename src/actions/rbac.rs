@@ -48,8 +48,8 @@ pub async fn check(client: &kube::Client, ops: &[Op]) -> anyhow::Result<Vec<Deni
                     group: Some(info.group.to_string()),
                     resource: Some(info.plural.to_string()),
                     verb: Some(op.verb().to_string()),
-                    namespace: (!target.namespace.is_empty()).then(|| target.namespace.clone()),
-                    name: Some(target.name.clone()),
+                    namespace: (!target.namespace.is_empty()).then(|| target.namespace.to_string()),
+                    name: Some(target.name.to_string()),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -65,7 +65,7 @@ pub async fn check(client: &kube::Client, ops: &[Op]) -> anyhow::Result<Vec<Deni
             denied.push(Denied {
                 verb: op.verb().to_string(),
                 resource: info.plural.to_string(),
-                namespace: target.namespace.clone(),
+                namespace: target.namespace.to_string(),
                 reason: status.reason.unwrap_or_default(),
             });
         }

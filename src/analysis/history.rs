@@ -276,7 +276,11 @@ pub fn collect(c: &Ctx, tree: &Tree) -> Vec<HistoryEntry> {
     if out.len() > HISTORY_PER_RESTORE {
         out.drain(..out.len() - HISTORY_PER_RESTORE);
     }
-    out.into_iter().map(|(_, e)| e).collect()
+    // Collected in place, the list would keep the room of the (time, entry) pairs and of
+    // their growth: held in the report for as long as the restore is shown.
+    let mut entries: Vec<HistoryEntry> = out.into_iter().map(|(_, e)| e).collect();
+    entries.shrink_to_fit();
+    entries
 }
 
 /// Events and managedFields have whole seconds, the watch its own clock to the nanosecond:

@@ -12,16 +12,22 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjRef {
     pub kind: Kind,
-    pub namespace: String,
-    pub name: String,
+    // Shared with the object's own metadata when made from it: a report names the objects of
+    // every restore's history, thousands of them.
+    pub namespace: crate::model::shared_str::SharedStr,
+    pub name: crate::model::shared_str::SharedStr,
 }
 
 impl ObjRef {
-    pub fn new(kind: Kind, namespace: &str, name: &str) -> Self {
+    pub fn new(
+        kind: Kind,
+        namespace: impl crate::model::shared_str::OwnStr,
+        name: impl crate::model::shared_str::OwnStr,
+    ) -> Self {
         ObjRef {
             kind,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
+            namespace: namespace.own_str(),
+            name: name.own_str(),
         }
     }
 }

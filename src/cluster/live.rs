@@ -346,7 +346,7 @@ async fn watch_kind(
     // The server ends each watch after this; the watch client's read timeout (this plus a
     // margin) ends one that went silent.
     let secs = u32::try_from(watch.timeouts.watch.as_secs().max(1)).unwrap_or(u32::MAX);
-    let mut config = watcher::Config::default().page_size(500).timeout(secs);
+    let mut config = watcher::Config::default().page_size(250).timeout(secs);
     if info.kind == Kind::Event {
         // Only the restore's own events are read; all events of a busy cluster are many.
         config = config.fields("involvedObject.kind=RestoreJob");
@@ -389,6 +389,9 @@ async fn watch_kind(
                 Ok(Event::InitApply(o)) => {
                     if let Some(obj) = to_object(info, o) {
                         buffer.push(obj);
+                        if buffer.len() % crate::malloc_tuning::RELEASE_EVERY == 0 {
+                            crate::malloc_tuning::release_free();
+                        }
                     }
                     // Events are bounded while they are listed, not only once stored: a
                     // relist in a flood would hold every one of them first.
@@ -658,6 +661,8 @@ fn apply(s: &mut Snapshot, change: Change, changes: &mut Changes) {
             for o in objs {
                 s.objects.insert(o);
             }
+            // The list's own buffers are gone now: give their pages back.
+            crate::malloc_tuning::release_free();
             set_state(s, kind, SyncState::Synced);
             changes.kind(kind);
             changes.health = true;

@@ -136,7 +136,7 @@ fn finding_namespace(f: &Finding) -> String {
     f.restore
         .as_ref()
         .map(|r| r.namespace.clone())
-        .or_else(|| f.objects.first().map(|o| o.namespace.clone()))
+        .or_else(|| f.objects.first().map(|o| o.namespace.to_string()))
         .unwrap_or_default()
 }
 

@@ -22,8 +22,8 @@ fn target_for_finding(f: &Finding, action: ActionKind) -> Option<Target> {
         && let Some(p) = pvc
     {
         return Some(Target::Pvc {
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
+            namespace: p.namespace.to_string(),
+            name: p.name.to_string(),
         });
     }
     if spec.on_restore
