@@ -55,7 +55,7 @@ fn big_frame() -> Arc<Frame> {
                 objects: vec![ObjRef::new(
                     Kind::PersistentVolumeClaim,
                     "tenant-a",
-                    &format!("vm-disk-{i}"),
+                    format!("vm-disk-{i}"),
                 )],
                 message: message.clone(),
                 remedy: "resume-rename".into(),

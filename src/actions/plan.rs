@@ -225,7 +225,7 @@ pub(super) fn restore_reads(rj: &Obj<RestoreJob>, p: &mut Plan) {
         p.reads.push(ObjRef::new(
             Kind::VirtualMachine,
             ns,
-            &crate::model::names::vm_instance_release(&t.name),
+            crate::model::names::vm_instance_release(&t.name),
         ));
     }
 }

@@ -128,7 +128,7 @@ mod tests {
             objects: vec![ObjRef::new(
                 Kind::PersistentVolumeClaim,
                 "ns",
-                &format!("pvc-{}", obj % 3),
+                format!("pvc-{}", obj % 3),
             )],
             message: format!("m{}", text % 2),
             remedy: String::new(),

@@ -389,7 +389,10 @@ async fn watch_kind(
                 Ok(Event::InitApply(o)) => {
                     if let Some(obj) = to_object(info, o) {
                         buffer.push(obj);
-                        if buffer.len() % crate::malloc_tuning::RELEASE_EVERY == 0 {
+                        if buffer
+                            .len()
+                            .is_multiple_of(crate::malloc_tuning::RELEASE_EVERY)
+                        {
                             crate::malloc_tuning::release_free();
                         }
                     }
