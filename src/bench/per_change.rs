@@ -7,8 +7,8 @@
 //! bodies follow it and the bench's figure with them.
 
 use crate::analysis::{Report, Settings};
+use crate::model::Kind;
 use crate::model::snapshot::{ObjKey, Snapshot};
-use crate::model::{Kind, parse_object};
 use crate::pipeline::{Analyzer, Changes, Frame};
 use std::sync::Arc;
 use std::time::Instant;
@@ -52,13 +52,15 @@ pub fn time_changes(
         let Some(pvc) = snap.objects.pvcs.get(ns, name) else {
             continue;
         };
-        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&pvc.text()) else {
-            continue;
-        };
-        v["metadata"]["annotations"]["bench.restorewatch.io/change"] = i.to_string().into();
-        let Ok(obj) = parse_object(v) else { continue };
+        // The watch keeps no text of a PVC: the change is made to what it holds, as a new
+        // resourceVersion of the same object.
+        let mut obj = (**pvc).clone();
+        obj.meta.resource_version = format!("bench-change-{i}");
         let mut next = (*snap).clone();
-        next.objects.insert(obj);
+        next.objects
+            .insert(crate::model::AnyObject::PersistentVolumeClaim(Arc::new(
+                obj,
+            )));
         snap = Arc::new(next);
         let key = ObjKey::new(ns.clone(), name.clone());
         let t = Instant::now();
