@@ -10,18 +10,16 @@ mod common;
 
 use actions_support::{executor, kubectl, ours_state, wait_gone};
 use common::bulk_data::{self, NOW};
-use common::{press, pump, typ};
+use common::{press, pump, typ, worker};
 use crossterm::event::KeyCode;
 use restorewatch::actions::execute::{Outcome, plan_fresh};
 use restorewatch::actions::{ActionRequest, Target};
 use restorewatch::analysis::ActionKind;
 use restorewatch::sim::{Policy, Sim, SimConfig, SimHandle};
-use restorewatch::ui::Msg;
-use restorewatch::ui::action_worker::{self, ActionBackend, WorkerRequest};
+
 use restorewatch::ui::app::{App, Modal};
 use restorewatch::ui::bulk::{Bulk, Run, Stage};
 use restorewatch::ui::dialog::Perms;
-use tokio::sync::mpsc;
 
 async fn sim() -> SimHandle {
     sim_with(SimConfig::default()).await
@@ -136,30 +134,6 @@ async fn alone(sim: &SimHandle, discard: bool) -> Vec<bool> {
         }
     }
     v
-}
-
-fn worker(
-    sim: &SimHandle,
-    token: &str,
-) -> (
-    mpsc::UnboundedSender<WorkerRequest>,
-    mpsc::UnboundedReceiver<Msg>,
-) {
-    let (out, rx) = mpsc::unbounded_channel();
-    let tx = action_worker::spawn(
-        ActionBackend {
-            client: match token {
-                "" => sim.client(),
-                t => sim.client_with_token(t),
-            }
-            .expect("client"),
-            user: if token.is_empty() { "operator" } else { token }.into(),
-            context: "sim".into(),
-            server: "http://sim".into(),
-        },
-        out,
-    );
-    (tx, rx)
 }
 
 /// The same through the dashboard: `:orig`, Space on every row, `a`, the consent (or not),

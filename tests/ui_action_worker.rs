@@ -16,7 +16,6 @@ use restorewatch::ui::action_worker::{self, ActionBackend};
 use restorewatch::ui::app::{App, Modal};
 use restorewatch::ui::dialog::{Perms, Stage};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -49,13 +48,7 @@ async fn the_dialog_checks_permissions_and_runs_the_confirmed_plan_on_the_cluste
     })
     .await
     .expect("emulator");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(RENAME.0);
-    let text = std::fs::read_to_string(path).expect("fixture");
-    for o in restorewatch::sim::load::parse_objects(&text).expect("objects") {
-        sim.store().load(o).expect("loads");
-    }
+    common::load_fixture(&sim, RENAME.0);
 
     // A viewer sees the plan disabled, with the verbs it lacks.
     let (out, mut rx) = mpsc::unbounded_channel();

@@ -8,16 +8,14 @@ mod common;
 
 use common::action_data::RENAME;
 use common::ui_data::{now, options};
-use common::{pump, render, wait_frame, watch_everything};
+use common::{pump, render, wait_frame, watch_everything, worker};
 use restorewatch::analysis::ObjRef;
 use restorewatch::model::{AnyObject, Kind};
 use restorewatch::sim::{Policy, Sim, SimConfig};
-use restorewatch::ui::action_worker::{self, ActionBackend, WorkerRequest};
+use restorewatch::ui::action_worker::WorkerRequest;
 use restorewatch::ui::app::{App, Screen, YamlFetch, YamlState};
 use restorewatch::ui::{Msg, update};
 use std::collections::HashMap;
-use std::path::PathBuf;
-use tokio::sync::mpsc;
 
 const PVC: &str = "vm-disk-data";
 const NS: &str = "tenant-a";
@@ -34,33 +32,8 @@ async fn sim_with_fixture() -> restorewatch::sim::SimHandle {
     })
     .await
     .expect("emulator");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(RENAME.0);
-    let text = std::fs::read_to_string(path).expect("fixture");
-    for o in restorewatch::sim::load::parse_objects(&text).expect("objects") {
-        sim.store().load(o).expect("loads");
-    }
+    common::load_fixture(&sim, RENAME.0);
     sim
-}
-
-fn worker(
-    client: kube::Client,
-) -> (
-    mpsc::UnboundedSender<WorkerRequest>,
-    mpsc::UnboundedReceiver<Msg>,
-) {
-    let (out, rx) = mpsc::unbounded_channel();
-    let tx = action_worker::spawn(
-        ActionBackend {
-            client,
-            user: "admin".into(),
-            context: "sim".into(),
-            server: "http://sim".into(),
-        },
-        out,
-    );
-    (tx, rx)
 }
 
 fn yaml(a: &App) -> (&str, &YamlFetch) {
@@ -68,6 +41,16 @@ fn yaml(a: &App) -> (&str, &YamlFetch) {
         Screen::Yaml(y) => (y.text.as_deref().expect("a text"), &y.fetch),
         s => panic!("not the YAML view: {s:?}"),
     }
+}
+
+/// The YAML view of the fixture's PVC, opened before the frame that draws it.
+fn open_pvc_yaml(a: &mut App) {
+    a.screen = Screen::Yaml(YamlState {
+        target: ObjRef::new(Kind::PersistentVolumeClaim, NS, PVC),
+        text: Err("not drawn yet".into()),
+        scroll: 0,
+        fetch: YamlFetch::NotNeeded,
+    });
 }
 
 fn fetches(a: &App) -> usize {
@@ -103,12 +86,7 @@ async fn the_yaml_of_a_watched_pvc_is_read_whole_and_its_held_fields_shown_if_th
 
     let mut a = App::new(options(), now(), (160, 40));
     update(&mut a, Msg::Frame(Some(frame.clone())));
-    a.screen = Screen::Yaml(YamlState {
-        target: ObjRef::new(Kind::PersistentVolumeClaim, NS, PVC),
-        text: Err("not drawn yet".into()),
-        scroll: 0,
-        fetch: YamlFetch::NotNeeded,
-    });
+    open_pvc_yaml(&mut a);
     update(&mut a, Msg::Frame(Some(frame.clone())));
     assert_eq!(fetches(&a), 1, "opening the view asks for the object");
     // Meanwhile: what restorewatch holds, and the title says that is what it is.
@@ -118,7 +96,7 @@ async fn the_yaml_of_a_watched_pvc_is_read_whole_and_its_held_fields_shown_if_th
     assert!(!text.contains("pvc-protection"), "finalizers are not held");
     assert!(render(&a).contains("reading the whole object"));
 
-    let (tx, mut rx) = worker(sim.client_with_token("admin").expect("client"));
+    let (tx, mut rx) = worker(&sim, "admin");
     pump(&mut a, &tx, &mut rx, |a| {
         matches!(yaml(a).1, YamlFetch::Done(_))
     })
@@ -137,13 +115,8 @@ async fn the_yaml_of_a_watched_pvc_is_read_whole_and_its_held_fields_shown_if_th
     assert!(yaml(&a).0.contains("pvc-protection"));
 
     // A server that refuses the read: the held fields, and why, on the screen.
-    let (tx, mut rx) = worker(sim.client_with_token("stranger").expect("client"));
-    a.screen = Screen::Yaml(YamlState {
-        target: ObjRef::new(Kind::PersistentVolumeClaim, NS, PVC),
-        text: Err("not drawn yet".into()),
-        scroll: 0,
-        fetch: YamlFetch::NotNeeded,
-    });
+    let (tx, mut rx) = worker(&sim, "stranger");
+    open_pvc_yaml(&mut a);
     update(&mut a, Msg::Frame(Some(frame.clone())));
     pump(&mut a, &tx, &mut rx, |a| {
         matches!(yaml(a).1, YamlFetch::Failed { .. })

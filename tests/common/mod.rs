@@ -127,3 +127,40 @@ pub fn live_options() -> restorewatch::pipeline::live::LiveOptions {
         settings: restorewatch::analysis::Settings::default(),
     }
 }
+
+/// Loads the objects of `tests/fixtures/<fixture>` into the emulator, as they are.
+pub fn load_fixture(sim: &restorewatch::sim::SimHandle, fixture: &str) {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let text = std::fs::read_to_string(path).expect("fixture");
+    for o in restorewatch::sim::load::parse_objects(&text).expect("objects") {
+        sim.store().load(o).expect("loads");
+    }
+}
+
+/// The dashboard's action worker on the emulator, acting as `token` (empty: no token, user
+/// `operator`), with the channels the terminal loop would hold.
+pub fn worker(
+    sim: &restorewatch::sim::SimHandle,
+    token: &str,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<restorewatch::ui::action_worker::WorkerRequest>,
+    tokio::sync::mpsc::UnboundedReceiver<restorewatch::ui::Msg>,
+) {
+    let (out, rx) = tokio::sync::mpsc::unbounded_channel();
+    let tx = restorewatch::ui::action_worker::spawn(
+        restorewatch::ui::action_worker::ActionBackend {
+            client: match token {
+                "" => sim.client(),
+                t => sim.client_with_token(t),
+            }
+            .expect("client"),
+            user: if token.is_empty() { "operator" } else { token }.into(),
+            context: "sim".into(),
+            server: "http://sim".into(),
+        },
+        out,
+    );
+    (tx, rx)
+}
