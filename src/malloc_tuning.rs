@@ -37,15 +37,14 @@ pub fn apply() {
     }
 }
 
-/// Objects listed between two `release_free` calls: about one page of a list.
-pub const RELEASE_EVERY: usize = 500;
-
 /// Gives the pages of freed memory inside the heap back to the system (glibc's `malloc_trim`,
 /// which the trim threshold alone does not do: it only returns the top of the heap). A list
 /// page is parsed into short-lived JSON interleaved with the objects kept from it, so the
 /// page's memory, once freed, sits in holes between kept objects: resident, counted in RSS,
-/// reused only by later allocations of its size. Called after each page listed and after
-/// each list is stored; measured on the generated 20k cluster in docs/performance.md.
+/// reused only by later allocations of its size. Called once each list is stored (measured on
+/// the generated 20k cluster in docs/performance.md); not after each page: a trim walks the
+/// whole heap, and per page it added ~0.1-1 s to the first report at 20k for no memory the
+/// bench could see (43.7 vs 43.8 MiB peak).
 pub fn release_free() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the system; it is thread-safe.

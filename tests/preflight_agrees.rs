@@ -98,7 +98,7 @@ fn before(snap: &Snapshot, rj: &Obj<RestoreJob>) -> Snapshot {
                 && v.meta.label(LABEL_OWNED_BY_NAMESPACE) == Some(ns.as_str())
                 && matches!((v.meta.created, rj.meta.created), (Some(v), Some(r)) if v >= r)
         })
-        .map(|v| (v.meta.name.to_string(), v.meta.uid.clone()))
+        .map(|v| (v.meta.name.to_string(), v.meta.uid.to_string()))
         .collect();
     for (name, uid) in own {
         b.objects
@@ -123,7 +123,7 @@ fn before(snap: &Snapshot, rj: &Obj<RestoreJob>) -> Snapshot {
 /// The RestoreJob as a manifest would propose it: its spec, no status, no UID.
 fn proposed(rj: &Obj<RestoreJob>) -> Arc<Obj<RestoreJob>> {
     let mut p = rj.clone();
-    p.meta.uid = String::new();
+    p.meta.uid = Default::default();
     p.meta.created = None;
     Arc::new(p)
 }

@@ -181,7 +181,7 @@ pub(super) fn restore_ref(rj: &Obj<RestoreJob>) -> RestoreRef {
     RestoreRef {
         namespace: rj.meta.namespace.to_string(),
         name: rj.meta.name.to_string(),
-        uid: rj.meta.uid.clone(),
+        uid: rj.meta.uid.to_string(),
     }
 }
 

@@ -391,7 +391,7 @@ fn rename_disk(
                 namespace: ns.into(),
                 name: orig_name.clone(),
                 pv: pv_name.clone(),
-                restore_job_uid: rj.meta.uid.clone(),
+                restore_job_uid: rj.meta.uid.to_string(),
                 recorded_policy: record.clone().unwrap_or_default(),
                 spec,
             });
@@ -399,7 +399,7 @@ fn rename_disk(
         Some(o) => {
             let mut ann = Vec::new();
             if o.meta.annotation(ANN_RESTORE_JOB_UID).is_none() {
-                ann.push((ANN_RESTORE_JOB_UID.to_string(), rj.meta.uid.clone()));
+                ann.push((ANN_RESTORE_JOB_UID.to_string(), rj.meta.uid.to_string()));
             }
             if o.meta.annotation(ANN_ORIGINAL_RECLAIM_POLICY).is_none()
                 && let Some(v) = &record
@@ -420,7 +420,7 @@ fn rename_disk(
             p.ops.push(Op::DeletePvc {
                 namespace: ns.into(),
                 name: disk.into(),
-                uid: c.meta.uid.clone(),
+                uid: c.meta.uid.to_string(),
                 reason: DeleteReason::RenameOriginal,
             });
         } else {
@@ -432,7 +432,7 @@ fn rename_disk(
             pv: pv_name.clone(),
             namespace: ns.into(),
             name: orig_name.clone(),
-            uid: orig.map(|o| o.meta.uid.clone()),
+            uid: orig.map(|o| o.meta.uid.to_string()),
         });
     } else if let Some(c) = pvc
         && c.meta.deleted.is_none()

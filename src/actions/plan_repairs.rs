@@ -168,7 +168,7 @@ pub(super) fn plan_reclaim(
         p.ops.push(Op::DeletePvc {
             namespace: ns.clone(),
             name: name.clone(),
-            uid: orig.meta.uid.clone(),
+            uid: orig.meta.uid.to_string(),
             reason: DeleteReason::ReclaimOrig,
         });
     } else {

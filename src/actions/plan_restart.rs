@@ -128,7 +128,7 @@ pub(super) fn plan_restart(
         p.ops.push(Op::CreateRestoreJob {
             namespace: ns.clone(),
             name,
-            restarted_from: old.meta.uid.clone(),
+            restarted_from: old.meta.uid.to_string(),
             from: old.meta.name.to_string(),
         });
         return Ok(());
@@ -157,7 +157,7 @@ fn candidates(old: &str) -> impl Iterator<Item = String> {
 fn proposed(old: &Arc<Obj<RestoreJob>>, name: &str) -> Arc<Obj<RestoreJob>> {
     let mut rj = (**old).clone();
     rj.meta.name = crate::model::shared_str::SharedStr::own(name);
-    rj.meta.uid = String::new();
+    rj.meta.uid = Default::default();
     rj.meta.created = None;
     rj.meta.deleted = None;
     rj.meta.generate_name = None;

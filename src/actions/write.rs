@@ -78,7 +78,7 @@ fn rv_of(snap: &Snapshot, r: &ObjRef) -> Result<String, WriteError> {
     let key = crate::cluster::ObjKey::new(r.namespace.clone(), r.name.clone());
     snap.objects
         .meta(r.kind, &key)
-        .map(|m| m.resource_version.clone())
+        .map(|m| m.resource_version.to_string())
         .ok_or_else(|| {
             WriteError::Conflict(format!(
                 "{} vanished since it was read: re-reading",
@@ -216,7 +216,7 @@ pub(super) async fn apply(
             let judged_rv = fresh
                 .restore_jobs
                 .get(namespace, from)
-                .map(|r| r.meta.resource_version.clone())
+                .map(|r| r.meta.resource_version.to_string())
                 .unwrap_or_default();
             let spec = super::plan_restart::fresh_spec(
                 client,

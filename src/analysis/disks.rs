@@ -113,7 +113,7 @@ pub fn ownership(orig: &Obj<Pvc>, rj: &Obj<RestoreJob>) -> Ownership {
 pub fn pvc_info(p: &Obj<Pvc>) -> PvcInfo {
     PvcInfo {
         name: p.meta.name.to_string(),
-        uid: p.meta.uid.clone(),
+        uid: p.meta.uid.to_string(),
         phase: p.phase.clone().map(|s| s.to_string()),
         volume: p.volume_name.clone(),
         created: p.meta.created,

@@ -265,7 +265,7 @@ pub fn analyze_namespace(
         let stale = stale_kinds(c.driver).iter().any(|k| snap.is_stale(*k));
         restores.push(std::sync::Arc::new(RestoreView {
             id: c.id.clone(),
-            uid: c.rj.meta.uid.clone(),
+            uid: c.rj.meta.uid.to_string(),
             driver: c.driver,
             target: c.target.clone(),
             in_place: c.in_place,

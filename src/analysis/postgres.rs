@@ -102,13 +102,13 @@ pub fn analyze_pg(ctx: &Ctx, out: &mut Findings) -> PgOutcome {
         recovery_server_name: cluster
             .and_then(|c| c.recovery_cluster())
             .and_then(|e| e.server_name.clone()),
-        cluster_uid: cluster.map(|c| c.meta.uid.clone()),
+        cluster_uid: cluster.map(|c| c.meta.uid.to_string()),
         cluster_phase: cluster.and_then(|c| c.phase.clone()),
         cluster_deleting: cluster.is_some_and(|c| c.meta.deleted.is_some()),
         object_store: store_name.clone(),
         object_store_owner_uid: store
             .and_then(|s| s.meta.controller_owner())
-            .map(|o| o.uid.clone()),
+            .map(|o| o.uid.to_string()),
         archive_destination: store.and_then(|s| s.destination_path.clone()),
         recovery_destination: recovery_store.and_then(|s| s.destination_path.clone()),
     };

@@ -158,19 +158,19 @@ pub(super) fn live_users_of_renamed(ctx: &Ctx, d: &Disk) -> Vec<String> {
         })
         .collect();
     if users.is_empty() {
-        users =
-            ctx.snap
-                .pods
-                .in_namespace(ctx.ns)
-                .filter(|p| !p.is_finished())
-                .filter(|p| p.claims.iter().any(|c| c == &d.name))
-                .filter(|p| {
-                    !p.meta.owners.iter().any(|o| {
-                        o.kind == "VirtualMachineInstance" && Some(&o.name) == own_vm.as_ref()
-                    })
+        users = ctx
+            .snap
+            .pods
+            .in_namespace(ctx.ns)
+            .filter(|p| !p.is_finished())
+            .filter(|p| p.claims.iter().any(|c| c == &d.name))
+            .filter(|p| {
+                !p.meta.owners.iter().any(|o| {
+                    o.kind == "VirtualMachineInstance" && Some(o.name.as_str()) == own_vm.as_deref()
                 })
-                .map(|p| format!("Pod {} ({})", p.meta.name, p.phase.display()))
-                .collect();
+            })
+            .map(|p| format!("Pod {} ({})", p.meta.name, p.phase.display()))
+            .collect();
     }
     users
 }

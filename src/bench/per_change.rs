@@ -55,7 +55,7 @@ pub fn time_changes(
         // The watch keeps no text of a PVC: the change is made to what it holds, as a new
         // resourceVersion of the same object.
         let mut obj = (**pvc).clone();
-        obj.meta.resource_version = format!("bench-change-{i}");
+        obj.meta.resource_version = format!("bench-change-{i}").into();
         let mut next = (*snap).clone();
         next.objects
             .insert(crate::model::AnyObject::PersistentVolumeClaim(Arc::new(

@@ -99,7 +99,7 @@ pub fn downloads_selectors(uids: &BTreeSet<String>) -> Vec<String> {
 pub fn restore_uids(snap: &Snapshot) -> BTreeSet<String> {
     snap.velero_restores
         .iter()
-        .map(|r| r.meta.uid.clone())
+        .map(|r| r.meta.uid.to_string())
         .filter(|u| !u.is_empty())
         .collect()
 }

@@ -1,17 +1,20 @@
 //! Object metadata, read tolerantly.
 
+use super::inline_str::{Uid, Version};
 use super::json::{array_at, at, map_at, opt_str, time_at};
 use super::names::{READ_ANNOTATIONS, READ_LABELS};
+use super::shared_str::SharedStr;
 use super::strmap::StrMap;
 use jiff::Timestamp;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnerRef {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub uid: String,
+    // The API version and kind are one of a few every owned object repeats: shared.
+    pub api_version: SharedStr,
+    pub kind: SharedStr,
+    pub name: SharedStr,
+    pub uid: Uid,
     pub controller: bool,
 }
 
@@ -22,9 +25,9 @@ pub struct Meta {
     /// Empty for cluster-scoped kinds. Shared (`history::shared`): a namespace holds many
     /// objects.
     pub namespace: super::shared_str::SharedStr,
-    pub uid: String,
-    pub resource_version: String,
-    pub generate_name: Option<String>,
+    pub uid: Uid,
+    pub resource_version: Version,
+    pub generate_name: Option<Box<str>>,
     pub created: Option<Timestamp>,
     pub deleted: Option<Timestamp>,
     pub labels: StrMap,
@@ -61,10 +64,10 @@ impl Meta {
             .iter()
             .filter_map(|o| {
                 Some(OwnerRef {
-                    api_version: opt_str(o, &["apiVersion"]).unwrap_or_default(),
-                    kind: opt_str(o, &["kind"])?,
-                    name: opt_str(o, &["name"]).unwrap_or_default(),
-                    uid: opt_str(o, &["uid"]).unwrap_or_default(),
+                    api_version: SharedStr::new(&opt_str(o, &["apiVersion"]).unwrap_or_default()),
+                    kind: SharedStr::new(&opt_str(o, &["kind"])?),
+                    name: SharedStr::own(&opt_str(o, &["name"]).unwrap_or_default()),
+                    uid: opt_str(o, &["uid"]).unwrap_or_default().into(),
                     controller: at(o, &["controller"])
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
@@ -82,13 +85,15 @@ impl Meta {
             last_change = Some(last_change.map_or(t, |l| l.max(t)));
         }
         Some(Meta {
-            name: super::shared_str::SharedStr::own(&name),
+            name: SharedStr::own(&name),
             namespace: opt_str(v, &["metadata", "namespace"])
                 .unwrap_or_default()
                 .into(),
-            uid: opt_str(v, &["metadata", "uid"]).unwrap_or_default(),
-            resource_version: opt_str(v, &["metadata", "resourceVersion"]).unwrap_or_default(),
-            generate_name: opt_str(v, &["metadata", "generateName"]),
+            uid: opt_str(v, &["metadata", "uid"]).unwrap_or_default().into(),
+            resource_version: opt_str(v, &["metadata", "resourceVersion"])
+                .unwrap_or_default()
+                .into(),
+            generate_name: opt_str(v, &["metadata", "generateName"]).map(String::into_boxed_str),
             created,
             deleted,
             labels: map_at(v, &["metadata", "labels"])

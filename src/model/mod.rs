@@ -4,6 +4,7 @@ pub mod changes;
 pub mod field;
 pub mod held;
 pub mod history;
+pub mod inline_str;
 pub mod json;
 pub mod k8s_names;
 pub mod kind;

@@ -23,7 +23,7 @@ impl Tombstone {
         Tombstone {
             kind,
             key,
-            uid: meta.uid.clone(),
+            uid: meta.uid.to_string(),
             at,
             owners: meta.owners.to_vec(),
         }

@@ -170,6 +170,10 @@ impl Analyzer {
             self.parts.insert(ns, part);
         }
         self.assemble();
+        // The previous parts are freed now, amid the new ones: give their pages back (see
+        // `malloc_tuning::release_free`). A whole analysis is rare after the first report
+        // (relists, a new controller generation), and costs far more than the trim.
+        crate::malloc_tuning::release_free();
     }
 
     fn redo(&mut self, ns: &str) {

@@ -485,7 +485,7 @@ pub fn yaml_view(snap: &Snapshot, target: &ObjRef) -> Result<YamlView, String> {
     }
     Ok(YamlView::Held {
         yaml: yaml_text(&crate::model::held::held_json(&obj))?,
-        resource_version: obj.meta().resource_version.clone(),
+        resource_version: obj.meta().resource_version.to_string(),
     })
 }
 

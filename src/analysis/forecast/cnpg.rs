@@ -107,7 +107,7 @@ pub(super) fn run(run: &mut Run) -> Option<String> {
         .snap
         .clusters
         .get(&ns, &release)
-        .map(|c| c.meta.uid.clone());
+        .map(|c| c.meta.uid.to_string());
     run.world.delete(Kind::CnpgCluster, &ns, &release);
     let pvcs: Vec<String> = run
         .world

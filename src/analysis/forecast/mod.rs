@@ -138,7 +138,7 @@ pub fn forecast(snap: &Snapshot, rj: &Arc<Obj<RestoreJob>>, generation: Generati
             uid: String::new(),
         };
         match &live {
-            Some(l) => run.uid = l.meta.uid.clone(),
+            Some(l) => run.uid = l.meta.uid.to_string(),
             None => {
                 run.uid = run.world.create_restore_job(rj);
                 run.stage("created", "the RestoreJob is created".into());

@@ -129,7 +129,7 @@ fn guarded_writes_the_annotations_and_refuses_a_foreign_orig_before_halting() {
             &crate::model::names::orig_pvc_name("vm-disk-data", "r1"),
         )
         .expect("-orig");
-    let uid = s.restore_jobs.get(NS, "r1").map(|r| r.meta.uid.clone());
+    let uid = s.restore_jobs.get(NS, "r1").map(|r| r.meta.uid.to_string());
     assert_eq!(
         kept.meta
             .annotation(crate::model::names::ANN_RESTORE_JOB_UID)

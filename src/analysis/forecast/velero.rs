@@ -60,7 +60,7 @@ fn facts(run: &Run) -> Option<Facts> {
             .map(|v| v.phase.known().cloned().unwrap_or_default()),
         own_velero: ctx
             .velero
-            .map(|v| (v.meta.name.to_string(), v.meta.uid.clone())),
+            .map(|v| (v.meta.name.to_string(), v.meta.uid.to_string())),
     })
 }
 
@@ -370,7 +370,7 @@ fn keep_disks(run: &mut Run, disks: &[String]) -> Option<String> {
                 .snap
                 .pvcs
                 .get(&ns, &orig)
-                .map(|p| p.meta.uid.clone())
+                .map(|p| p.meta.uid.to_string())
         } else {
             run.world.create_orig(
                 &ns,

@@ -80,7 +80,7 @@ impl World {
         let t = self.tick();
         let mut rj = rj.clone();
         if rj.meta.uid.is_empty() {
-            rj.meta.uid = self.uid("restorejob");
+            rj.meta.uid = self.uid("restorejob").into();
         }
         rj.meta.created = Some(t);
         rj.meta.last_change = Some(t);
@@ -90,7 +90,7 @@ impl World {
         rj.spec.completed_at = Field::Missing;
         rj.spec.message = None;
         rj.spec.conditions.clear();
-        let uid = rj.meta.uid.clone();
+        let uid = rj.meta.uid.to_string();
         self.insert(AnyObject::RestoreJob(Arc::new(rj)));
         uid
     }

@@ -155,7 +155,7 @@ fn keep_disk(ctx: &Ctx, disk: &str, out: &mut Out) -> DiskForecast {
         disk,
         ctx,
         OrigState::Taken {
-            pvc_uid: held.meta.uid.clone(),
+            pvc_uid: held.meta.uid.to_string(),
             by,
         },
     )

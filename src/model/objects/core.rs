@@ -4,6 +4,7 @@ use super::super::json::{
     array_at, at, i64_at, opt_shared, opt_str, shared_at, str_at, str_list, time_at,
 };
 use super::super::secret_text::redact_message;
+use crate::model::shared_str::SharedStr;
 use jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
@@ -152,10 +153,11 @@ impl Pod {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InvolvedObject {
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: Option<String>,
+    // Thousands of Events name a few kinds in a few namespaces: shared.
+    pub kind: SharedStr,
+    pub namespace: SharedStr,
+    pub name: SharedStr,
+    pub uid: Option<crate::model::inline_str::Uid>,
 }
 
 /// An Event's message is cut here, and says so: anyone who may create Events in a namespace
@@ -204,10 +206,12 @@ impl Event {
         let io = at(v, &["involvedObject"]).or_else(|| at(v, &["regarding"]));
         let involved = io
             .map(|o| InvolvedObject {
-                kind: opt_str(o, &["kind"]).unwrap_or_default(),
-                namespace: opt_str(o, &["namespace"]).unwrap_or_default(),
-                name: opt_str(o, &["name"]).unwrap_or_default(),
-                uid: opt_str(o, &["uid"]).filter(|u| !u.is_empty()),
+                kind: SharedStr::new(&opt_str(o, &["kind"]).unwrap_or_default()),
+                namespace: SharedStr::new(&opt_str(o, &["namespace"]).unwrap_or_default()),
+                name: SharedStr::own(&opt_str(o, &["name"]).unwrap_or_default()),
+                uid: opt_str(o, &["uid"])
+                    .filter(|u| !u.is_empty())
+                    .map(Into::into),
             })
             .unwrap_or_default();
         let first = time_at(v, &["firstTimestamp"]).known().copied();
