@@ -4,7 +4,7 @@ use restorewatch::cluster::exec_plugin;
 
 fn main() {
     // Before the runtime's threads exist: glibc reads the arena limit only once.
-    restorewatch::malloc_tuning::apply();
+    restorewatch::malloc_tuning::apply_for_this_process();
     run();
 }
 

@@ -54,6 +54,7 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
     ));
     for row in [
         "first complete report on screen",
+        "  of which until the pipeline published it",
         "pipeline work for one changed PVC",
         "| peak RSS at most 48 MiB |",
         "| serve: peak RSS at most 48 MiB |",
@@ -91,6 +92,10 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
         assert_eq!(rw["writes_seen"], 10, "{r}");
         assert_eq!(rw["writes_lost"], 0);
         assert!(rw["peak_rss"].as_u64().unwrap() > 0);
+        // The pipeline published the first report no later than the draw loop drew it.
+        let published = rw["first_published_s"].as_f64().unwrap();
+        assert!(published > 0.0, "{r}");
+        assert!(published <= rw["first_report_s"].as_f64().unwrap(), "{r}");
         // The per-change analysis was timed on changed PVCs.
         assert_eq!(rw["change_samples"], 30, "{r}");
         // No relist after the initial sync: counted by the emulator, not claimed by the client.

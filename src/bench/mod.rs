@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use worker::{Target, WorkerConf, WorkerResult};
 
-const ROLE_ENV: &str = "RESTOREWATCH_BENCH_ROLE";
+pub const ROLE_ENV: &str = "RESTOREWATCH_BENCH_ROLE";
 const CONF_ENV: &str = "RESTOREWATCH_BENCH_CONF";
 const RESULT_PREFIX: &str = "BENCH-RESULT ";
 

@@ -47,6 +47,9 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
     row("first complete report on screen", &|r| {
         format!("{:.2} s", r.restorewatch.first_report_s)
     });
+    row("  of which until the pipeline published it", &|r| {
+        format!("{:.2} s", r.restorewatch.first_published_s)
+    });
     row("kubectl get pvc,pv -A -o json (wall, median of 3)", &|r| {
         r.kubectl
             .as_ref()

@@ -80,6 +80,10 @@ pub struct WorkerConf {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorkerResult {
     pub first_report_s: f64,
+    /// When the pipeline published that report, before the draw loop drew it: what the first
+    /// report costs the pipeline alone, next to `serve`'s.
+    #[serde(default)]
+    pub first_published_s: f64,
     pub baseline_rss: u64,
     pub rss_after_sync: u64,
     pub steady_rss: u64,
@@ -249,6 +253,13 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             settings: settings.clone(),
         },
     );
+    let published = {
+        let mut frames = source.frames.clone();
+        tokio::spawn(async move {
+            let _ = frames.wait_for(Option::is_some).await;
+            Instant::now()
+        })
+    };
     let (drawn_tx, mut drawn) = watch::channel(Drawn {
         frame: None,
         at: start,
@@ -276,6 +287,9 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     .context("no complete frame within 10 minutes")?
     .context("the draw loop stopped")?;
     r.first_report_s = first.at.duration_since(start).as_secs_f64();
+    if let Ok(at) = published.await {
+        r.first_published_s = at.duration_since(start).as_secs_f64();
+    }
     let sync_at = Instant::now();
     let counts0 = request_counts(&write_client).await;
     r.rss_after_sync = sys::rss().0;

@@ -15,8 +15,9 @@ struct Cli {
 }
 
 fn main() {
-    // Measured as the shipped binary runs: the same allocator settings, set before any thread.
-    restorewatch::malloc_tuning::apply();
+    // Measured as the shipped binary runs: the same allocator settings, set before any thread
+    // (not in the emulator's role, as `restorewatch sim` runs without them).
+    restorewatch::malloc_tuning::apply_for_this_process();
     run_bench();
 }
 

@@ -5,6 +5,7 @@
 use super::client::{Timeouts, api_resource, status_code};
 use super::controller_image::{self, ControllerImage};
 use super::errors::{Endpoint, Failure, classify, describe_at, fmt_duration};
+use super::raw_object::RawObject;
 use super::velero_scope;
 use super::watch_log::{Line, WatchLog};
 use super::{KindHealth, ObjKey, Snapshot, SourceInfo, SyncState};
@@ -13,7 +14,7 @@ use crate::model::{AnyObject, KINDS, Kind, KindInfo, parse_watched};
 use crate::text::one_line;
 use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{Api, DynamicObject};
+use kube::api::Api;
 use kube::runtime::watcher::{self, Event};
 use std::sync::Arc;
 use std::time::Duration;
@@ -221,23 +222,17 @@ async fn read_beyond_scope(
     }
 }
 
-fn to_object(info: &KindInfo, obj: DynamicObject) -> Option<AnyObject> {
-    // The object's body (spec, status, ...) is moved into the value, not serialized into a
-    // copy of itself: `serde_json::to_value` of the whole object copied every string of it,
-    // and the initial lists spent a third of their time in malloc and free (perf, issue 28).
-    let DynamicObject { metadata, data, .. } = obj;
-    let mut body = match data {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
-    body.insert("metadata".into(), serde_json::to_value(metadata).ok()?);
-    // Watch events carry apiVersion/kind, but list items may not: set them from the table.
-    body.insert("apiVersion".into(), info.api_version().into());
-    body.insert("kind".into(), info.api_kind.into());
-    parse_watched(serde_json::Value::Object(body)).ok()
+fn to_object(info: &KindInfo, obj: RawObject) -> Option<AnyObject> {
+    let mut value = obj.value;
+    if let Some(o) = value.as_object_mut() {
+        // Watch events carry apiVersion/kind, but list items may not: set them from the table.
+        o.insert("apiVersion".into(), info.api_version().into());
+        o.insert("kind".into(), info.api_kind.into());
+    }
+    parse_watched(value).ok()
 }
 
-fn key_of(obj: &DynamicObject) -> ObjKey {
+fn key_of(obj: &RawObject) -> ObjKey {
     ObjKey::new(
         obj.metadata.namespace.clone().unwrap_or_default(),
         obj.metadata.name.clone().unwrap_or_default(),
@@ -345,7 +340,7 @@ async fn watch_kind(
     watch: Arc<WatchOptions>,
 ) {
     let ar = api_resource(info);
-    let api: Api<DynamicObject> = match (&at.namespace, info.namespaced) {
+    let api: Api<RawObject> = match (&at.namespace, info.namespaced) {
         (Some(ns), true) => Api::namespaced_with(client, ns, &ar),
         _ => Api::all_with(client, &ar),
     };

@@ -11,6 +11,7 @@ pub mod input;
 pub mod json_stream;
 pub mod list_once;
 pub mod live;
+pub mod raw_object;
 pub mod restore_scope;
 pub mod static_source;
 pub mod velero_scope;
