@@ -813,6 +813,17 @@ impl Snapshot {
     }
 }
 
+/// The `i`th Event about RestoreJob `t/r1`, one second after the one before.
+#[cfg(test)]
+fn event_about_r1(i: usize) -> AnyObject {
+    crate::model::parse_watched(serde_json::json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("r1.{i:03}"), "namespace": "t"},
+        "involvedObject": {"kind": "RestoreJob", "name": "r1"},
+        "message": "m",
+        "lastTimestamp": format!("2026-11-20T10:{:02}:{:02}Z", i / 60, i % 60)}))
+    .expect("an Event")
+}
+
 #[cfg(test)]
 mod event_bound_tests {
     use super::*;
@@ -827,14 +838,7 @@ mod event_bound_tests {
             .unwrap(),
         ];
         for i in 0..300 {
-            objs.push(
-                crate::model::parse_watched(json!({"apiVersion": "v1", "kind": "Event",
-                    "metadata": {"name": format!("r1.{i:03}"), "namespace": "t"},
-                    "involvedObject": {"kind": "RestoreJob", "name": "r1"},
-                    "message": "m",
-                    "lastTimestamp": format!("2026-11-20T10:{:02}:{:02}Z", i / 60, i % 60)}))
-                .unwrap(),
-            );
+            objs.push(event_about_r1(i));
         }
         let kept = bound_events(objs);
         let names: Vec<String> = kept.iter().map(|o| o.meta().name.to_string()).collect();
@@ -940,14 +944,7 @@ mod from_list_tests {
     fn a_relisted_kind_keeps_its_events_within_the_bound() {
         let mut objs = Vec::new();
         for i in 0..(EVENTS_PER_OBJECT + 50) {
-            objs.push(
-                crate::model::parse_watched(json!({"apiVersion": "v1", "kind": "Event",
-                    "metadata": {"name": format!("r1.{i:03}"), "namespace": "t"},
-                    "involvedObject": {"kind": "RestoreJob", "name": "r1"},
-                    "message": "m",
-                    "lastTimestamp": format!("2026-11-20T10:{:02}:{:02}Z", i / 60, i % 60)}))
-                .unwrap(),
-            );
+            objs.push(event_about_r1(i));
         }
         let mut o = Objects::default();
         o.replace(Kind::Event, objs);

@@ -95,14 +95,19 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
+    /// A body of 1,000 `ch`s, counting the builds in `builds`.
+    fn counted<'a>(builds: &'a Cell<u32>, ch: &'a str) -> impl Fn() -> String + Copy + 'a {
+        move || {
+            builds.set(builds.get() + 1);
+            ch.repeat(1000)
+        }
+    }
+
     #[test]
     fn requests_of_one_frame_share_the_body_while_one_is_still_being_sent() {
         let bodies = Bodies::default();
         let builds = Cell::new(0);
-        let build = || {
-            builds.set(builds.get() + 1);
-            "x".repeat(1000)
-        };
+        let build = counted(&builds, "x");
         let first = bodies.report(Some(1), build);
         let second = bodies.report(Some(1), build);
         assert_eq!(
@@ -118,10 +123,7 @@ mod tests {
     fn no_body_is_held_once_every_response_that_sent_it_is_gone() {
         let bodies = Bodies::default();
         let builds = Cell::new(0);
-        let build = || {
-            builds.set(builds.get() + 1);
-            "m".repeat(1000)
-        };
+        let build = counted(&builds, "m");
         let sent = bodies.metrics(Some(1), 7, build);
         let weak = match &*bodies.metrics.lock().unwrap_or_else(|p| p.into_inner()) {
             Some((_, w)) => w.clone(),
