@@ -190,6 +190,40 @@ async fn list_with_selectors_and_pages() {
         Some("Pending")
     );
 
+    // Paged with a selector: every match exactly once, a token while any match is left, and
+    // no count of the rest (a real server counts it only when nothing narrows the list).
+    let mut seen = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().labels("tier=db").limit(1);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = all.list(&lp).await.unwrap();
+        assert_eq!(page.metadata.remaining_item_count, None);
+        seen.extend(names(&page));
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, ["p1", "p2", "p9"]);
+    let (code, body) = raw(
+        &sim,
+        "GET",
+        "/api/v1/persistentvolumeclaims?labelSelector=tier%3Dweb",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        (body["kind"].as_str(), body["apiVersion"].as_str()),
+        (Some("PersistentVolumeClaimList"), Some("v1"))
+    );
+    assert_eq!(body["items"][0]["metadata"]["name"], "p3");
+    assert_eq!(body["items"].as_array().map(Vec::len), Some(1));
+
     let bad = all
         .list(&ListParams::default().fields("spec.volumeName=x"))
         .await

@@ -11,8 +11,11 @@ use crate::sim::managed::{Operation, Writer};
 use crate::sim::patch::PatchKind;
 use crate::sim::routes::ResourcePath;
 use crate::sim::selectors::{FieldSelector, Filter, LabelSelector};
-use crate::sim::server::{Body, Ctx, Req, error_response, json_response, stream_response};
+use crate::sim::server::{
+    Body, Ctx, Req, error_response, json_bytes_response, json_response, stream_response,
+};
 use crate::sim::status::ApiError;
+use crate::sim::store::PageHead;
 use crate::sim::table::{IncludeObject, table, wants_table};
 use crate::sim::watch::{WatchParams, WatchTask, is_watch};
 
@@ -135,29 +138,34 @@ async fn resource_inner(
                     "specifying resource version is not allowed when using continue",
                 ));
             }
-            let page = store.list(
-                kind,
-                &filter,
-                limit,
-                r.query.get("continue").map(String::as_str),
-            )?;
-            let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
-            if let Some(c) = &page.continue_token {
-                meta["continue"] = json!(c);
+            let cont = r.query.get("continue").map(String::as_str);
+            match table_mode {
+                Some(include) => {
+                    let page = store.list(kind, &filter, limit, cont)?;
+                    let meta = list_meta(&page.head);
+                    Ok(json_response(200, &table(kind, &page.items, include, meta)))
+                }
+                None => {
+                    let mut items = b"[".to_vec();
+                    let mut written = Ok(());
+                    let head = store.list_each(kind, &filter, limit, cont, |o| {
+                        if items.len() > 1 {
+                            items.push(b',');
+                        }
+                        if written.is_ok() {
+                            written = serde_json::to_writer(&mut items, o);
+                        }
+                    })?;
+                    written.map_err(|e| ApiError::internal(e.to_string()))?;
+                    items.push(b']');
+                    let head = json!({
+                        "kind": list_kind(kind),
+                        "apiVersion": info.api_version(),
+                        "metadata": list_meta(&head),
+                    });
+                    Ok(json_bytes_response(200, with_items(&head, &items)?))
+                }
             }
-            if let Some(n) = page.remaining {
-                meta["remainingItemCount"] = json!(n);
-            }
-            let body = match table_mode {
-                Some(include) => table(kind, &page.items, include, meta),
-                None => json!({
-                    "kind": list_kind(kind),
-                    "apiVersion": info.api_version(),
-                    "metadata": meta,
-                    "items": page.items,
-                }),
-            };
-            Ok(json_response(200, &body))
         }
         (&Method::GET, Some(name)) => {
             let obj = store
@@ -211,6 +219,31 @@ async fn resource_inner(
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+fn list_meta(head: &PageHead) -> Value {
+    let mut meta = json!({"resourceVersion": head.resource_version.to_string()});
+    if let Some(c) = &head.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = head.remaining {
+        meta["remainingItemCount"] = json!(n);
+    }
+    meta
+}
+
+/// `head` (a JSON object) with `"items":` and the already serialized `items` appended, in the
+/// order a real server writes a list: kind, apiVersion, metadata, items.
+fn with_items(head: &Value, items: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(items.len() + 256);
+    serde_json::to_writer(&mut out, head).map_err(|e| ApiError::internal(e.to_string()))?;
+    if out.pop() != Some(b'}') {
+        return Err(ApiError::internal("a list's head is not a JSON object"));
+    }
+    out.extend_from_slice(b",\"items\":");
+    out.extend_from_slice(items);
+    out.push(b'}');
+    Ok(out)
 }
 
 fn shape(kind: Kind, obj: Value, table_mode: Option<IncludeObject>) -> Value {

@@ -106,7 +106,12 @@ impl LabelSelector {
     }
 
     pub fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels");
+        if self.0.is_empty() {
+            return true;
+        }
+        // `get`, not `pointer`: a pointer is parsed, with a `String` per step, on every call,
+        // and a list asks this of every object of a kind.
+        let labels = obj.get("metadata").and_then(|m| m.get("labels"));
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
         self.0.iter().all(|r| match r {
             LabelReq::Eq(k, v) => get(k) == Some(v.as_str()),
@@ -187,7 +192,13 @@ impl FieldSelector {
 
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(ptr, eq, v)| {
-            let actual = obj.pointer(ptr).and_then(Value::as_str).unwrap_or("");
+            // The supported field pointers have no escaped steps (`~0`, `~1`).
+            let actual = ptr
+                .split('/')
+                .skip(1)
+                .try_fold(obj, |v, step| v.get(step))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             (actual == v) == *eq
         })
     }
@@ -211,7 +222,8 @@ impl Filter {
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(ns) = &self.namespace {
             let actual = obj
-                .pointer("/metadata/namespace")
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if actual != ns {

@@ -49,7 +49,16 @@ pub struct Ctx {
 }
 
 pub fn json_response(code: u16, v: &Value) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from(v.to_string())).boxed_unsync());
+    // serde_json's writer, not `Display`: it writes through `fmt::Write` a piece at a time.
+    match serde_json::to_vec(v) {
+        Ok(body) => json_bytes_response(code, body),
+        Err(e) => json_bytes_response(500, e.to_string().into_bytes()),
+    }
+}
+
+/// A JSON body already serialized.
+pub fn json_bytes_response(code: u16, body: Vec<u8>) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

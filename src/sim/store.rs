@@ -88,6 +88,12 @@ pub struct Store {
 #[derive(Debug, Clone)]
 pub struct ListPage {
     pub items: Vec<Value>,
+    pub head: PageHead,
+}
+
+/// A list page without its items: the version it was read at and what is left.
+#[derive(Debug, Clone)]
+pub struct PageHead {
     pub resource_version: u64,
     pub continue_token: Option<String>,
     pub remaining: Option<usize>,
@@ -429,6 +435,25 @@ impl Store {
         limit: Option<usize>,
         continue_token: Option<&str>,
     ) -> Result<ListPage, ApiError> {
+        let mut items = Vec::new();
+        let head = self.list_each(kind, filter, limit, continue_token, |o| {
+            items.push(o.clone());
+        })?;
+        Ok(ListPage { items, head })
+    }
+
+    /// `list`, handing each item to `each` under the store's lock instead of copying it: the
+    /// JSON list is written straight from the store (a real API server serves lists from its
+    /// watch cache; copying every object first made the emulator, not the client, what a
+    /// client's initial list waited for).
+    pub fn list_each(
+        &self,
+        kind: Kind,
+        filter: &Filter,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+        mut each: impl FnMut(&Value),
+    ) -> Result<PageHead, ApiError> {
         let txn = self.lock();
         let in_namespace = filter.namespace.is_some();
         let cont = match continue_token.filter(|t| !t.is_empty()) {
@@ -474,22 +499,27 @@ impl Store {
             (None, None) => None,
         })
         .filter(|(_, o)| filter.matches(o));
-        let mut items = Vec::new();
         let mut last_key = None;
         let limit = limit.filter(|l| *l > 0);
-        for (k, o) in matching.by_ref() {
-            items.push(o.clone());
-            last_key = Some(k.clone());
-            if limit.is_some_and(|l| items.len() >= l) {
+        for (count, (k, o)) in matching.by_ref().enumerate() {
+            each(o);
+            last_key = Some(k);
+            if limit.is_some_and(|l| count + 1 >= l) {
                 break;
             }
         }
-        let remaining = matching.count();
+        // With a selector the server does not count the rest, so whether there is any is
+        // enough: counting it would read every remaining object on every page.
+        let remaining = if filter.selects_all() {
+            matching.count()
+        } else {
+            usize::from(matching.next().is_some())
+        };
         let (continue_token, remaining) = match (limit, last_key) {
             (Some(_), Some(k)) if remaining > 0 => (
                 Some(encode_continue(
                     i64::try_from(rv).unwrap_or(i64::MAX),
-                    &k,
+                    k,
                     in_namespace,
                 )),
                 // The real server counts the rest only when no selector narrows it.
@@ -497,8 +527,7 @@ impl Store {
             ),
             _ => (None, None),
         };
-        Ok(ListPage {
-            items,
+        Ok(PageHead {
             resource_version: rv,
             continue_token,
             remaining,
@@ -664,7 +693,7 @@ mod tests {
         let all = Filter::default();
         let first = s.list(Kind::Namespace, &all, Some(2), None).unwrap();
         assert_eq!(names(&first), ["a", "b"]);
-        assert_eq!(first.remaining, Some(2));
+        assert_eq!(first.head.remaining, Some(2));
         // Between the pages: one object deleted, one created, one changed.
         s.transact(|t| t.commit(Kind::Namespace, &(String::new(), "c".into()), None));
         put_ns(&s, "bb");
@@ -680,13 +709,13 @@ mod tests {
                 Kind::Namespace,
                 &all,
                 Some(2),
-                first.continue_token.as_deref(),
+                first.head.continue_token.as_deref(),
             )
             .unwrap();
         assert_eq!(names(&next), ["c", "d"], "as they were at the first page");
-        assert_eq!(next.resource_version, first.resource_version);
+        assert_eq!(next.head.resource_version, first.head.resource_version);
         assert!(next.items[1]["metadata"].get("labels").is_none());
-        assert_eq!(next.continue_token, None);
+        assert_eq!(next.head.continue_token, None);
 
         // Once the history no longer reaches back: 410, and a token for the rest at the latest.
         s.compact();
@@ -695,7 +724,7 @@ mod tests {
                 Kind::Namespace,
                 &all,
                 Some(2),
-                first.continue_token.as_deref(),
+                first.head.continue_token.as_deref(),
             )
             .unwrap_err();
         assert_eq!((err.code, err.reason), (410, Some("Expired")));
@@ -703,7 +732,7 @@ mod tests {
             .list(Kind::Namespace, &all, None, err.list_continue.as_deref())
             .unwrap();
         assert_eq!(names(&rest), ["bb", "d"]);
-        assert_eq!(rest.resource_version, s.current_rv());
+        assert_eq!(rest.head.resource_version, s.current_rv());
     }
 
     #[test]
