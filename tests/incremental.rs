@@ -181,6 +181,21 @@ fn check(a: &Analyzer, snap: &Snapshot, settings: &Settings, step: usize, op: &O
         **inc == full,
         "after step {step} ({op:?}) the incremental report differs from analyze:\nincremental: {inc:#?}\nfull: {full:#?}"
     );
+    // The screens ask for each row's findings by the restore's position: the same as a scan.
+    for (i, r) in inc.restores.iter().enumerate() {
+        let by_position: Vec<&Arc<restorewatch::analysis::Finding>> =
+            inc.finding_arcs_at(i).collect();
+        let scanned: Vec<&Arc<restorewatch::analysis::Finding>> = inc
+            .findings
+            .iter()
+            .filter(|f| f.restore.as_ref() == Some(&r.id))
+            .collect();
+        assert_eq!(
+            by_position, scanned,
+            "after step {step} ({op:?}): findings of {:?} by position",
+            r.id
+        );
+    }
 }
 
 /// Plays `ops` on an analyzer and checks it against `analyze` after every step.

@@ -25,13 +25,18 @@ fn objects(files: &[&str]) -> Vec<AnyObject> {
     out
 }
 
-/// Every restore's findings through the index, and through a scan of the report.
+/// Every restore's findings through the index (by id, and by the restore's position, which
+/// must answer the same), and through a scan of the report.
 fn by_index_and_by_scan(r: &Report) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let ids: Vec<&RestoreId> = r.restores.iter().map(|v| &v.id).collect();
-    let indexed = ids
+    let indexed: Vec<Vec<String>> = ids
         .iter()
         .map(|id| r.findings_for(id).map(|f| format!("{f:?}")).collect())
         .collect();
+    let by_position: Vec<Vec<String>> = (0..ids.len())
+        .map(|i| r.finding_arcs_at(i).map(|f| format!("{f:?}")).collect())
+        .collect();
+    assert_eq!(by_position, indexed, "by position and by id");
     let scanned = ids
         .iter()
         .map(|id| {

@@ -12,27 +12,55 @@ use crate::model::objects::find_condition;
 use crate::model::snapshot::{Snapshot, SyncState};
 use std::collections::BTreeMap;
 
-pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out: &mut Findings) {
-    // Borrowed keys: this runs on every change, over every restore in the cluster.
-    // Keyed by where each restore writes the application: an in-place restore and a copy into
-    // another namespace touch different disks; a copy into a namespace where the same
-    // application is restored in place touches the same ones.
+/// Where a running restore writes its application, `(namespace, kind, name)`: an in-place
+/// restore and a copy into another namespace touch different disks; a copy into a namespace
+/// where the same application is restored in place touches the same ones. `None` for a finished
+/// restore or one without a target.
+fn app_of<'a>(snap: &'a Snapshot, r: &'a RestoreView) -> Option<(&'a str, &'a str, &'a str)> {
+    if r.terminal {
+        return None;
+    }
+    let t = r.target.as_ref()?;
+    let dest = if r.in_place {
+        r.id.namespace.as_str()
+    } else {
+        snap.restore_jobs
+            .get(&r.id.namespace, &r.id.name)
+            .map_or(r.id.namespace.as_str(), |rj| {
+                super::ctx::destination_namespace(rj, r.driver)
+            })
+    };
+    Some((dest, t.kind.as_str(), t.name.as_str()))
+}
+
+/// A running restore's application (`app_of`) as a number, made with its namespace's part: the
+/// cluster-wide rule then compares numbers, not strings (it runs on every change, over every
+/// restore in the cluster). Equal applications give equal numbers; equal numbers are checked.
+pub fn app_hash(snap: &Snapshot, r: &RestoreView) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let app = app_of(snap, r)?;
+    // Fixed keys: the numbers of parts made at different times are compared.
+    let mut h = std::hash::DefaultHasher::new();
+    app.hash(&mut h);
+    Some(h.finish())
+}
+
+/// Two or more running restores of one application. `apps`: `app_hash` of `restores[pos]`,
+/// as `(hash, pos)`, for each running restore with a target.
+pub fn concurrent(
+    snap: &Snapshot,
+    restores: &[std::sync::Arc<RestoreView>],
+    mut apps: Vec<(u64, usize)>,
+    out: &mut Findings,
+) {
+    apps.sort_unstable();
     let mut by_app: BTreeMap<(&str, &str, &str), Vec<&RestoreView>> = BTreeMap::new();
-    for r in restores.iter().filter(|r| !r.terminal) {
-        if let Some(t) = &r.target {
-            let dest = if r.in_place {
-                r.id.namespace.as_str()
-            } else {
-                snap.restore_jobs
-                    .get(&r.id.namespace, &r.id.name)
-                    .map_or(r.id.namespace.as_str(), |rj| {
-                        super::ctx::destination_namespace(rj, r.driver)
-                    })
-            };
-            by_app
-                .entry((dest, t.kind.as_str(), t.name.as_str()))
-                .or_default()
-                .push(r);
+    for run in apps.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+        // In report order (`pos` ascending within a run), as the restores are listed.
+        for r in run.iter().filter_map(|(_, pos)| restores.get(*pos)) {
+            if let Some(app) = app_of(snap, r) {
+                by_app.entry(app).or_default().push(r);
+            }
         }
     }
     for ((dest, kind, name), group) in by_app.into_iter().filter(|(_, g)| g.len() > 1) {
@@ -53,9 +81,11 @@ pub fn concurrent(snap: &Snapshot, restores: &[std::sync::Arc<RestoreView>], out
 /// `(restore, terminal, disk names)` of VM restores that keep disks.
 pub type DiskUse = (RestoreId, bool, String, Vec<String>);
 
+/// Restores of one namespace (`uses` are a namespace part's) that would keep a disk under the
+/// same `-orig` name.
 pub fn hash_collisions(
     snap: &Snapshot,
-    uses: &[&DiskUse],
+    uses: &[DiskUse],
     generation: super::controller::Generation,
     out: &mut Findings,
 ) {

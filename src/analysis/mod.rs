@@ -89,7 +89,8 @@ pub struct NamespacePart {
     /// The namespace's own findings (its restores' and its `-orig` PVCs'), in report order
     /// (`report_order`): the report merges these runs instead of sorting everything again.
     findings: Vec<std::sync::Arc<Finding>>,
-    disk_uses: Vec<global::DiskUse>,
+    /// `global::app_hash` of the running restores, as `(hash, position in restores)`.
+    apps: Vec<(u64, usize)>,
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
     /// where `global::orphans_knowable`, a cluster-wide condition), in report order.
     orphaned: Vec<std::sync::Arc<Finding>>,
@@ -294,6 +295,13 @@ pub fn analyze_namespace(
     }
 
     let valid_until = earliest(ctxs.iter().map(|c| c.clock.valid_until()));
+    // Only restores of one namespace can share an `-orig` name: a namespace's own rule.
+    global::hash_collisions(snap, &disk_uses, generation, &mut out);
+    let apps = restores
+        .iter()
+        .enumerate()
+        .filter_map(|(pos, r)| Some((global::app_hash(snap, r)?, pos)))
+        .collect();
     let mut orphaned = emit::Findings::default();
     global::orphaned_suspensions_in(snap, ns, &restores, &mut orphaned);
     let mut orig_out = emit::Findings::default();
@@ -306,7 +314,7 @@ pub fn analyze_namespace(
     NamespacePart {
         restores,
         findings,
-        disk_uses,
+        apps,
         orphaned,
         orig_pvcs,
         index,
@@ -332,10 +340,14 @@ pub fn assemble<'p>(
         .clone()
         .flat_map(|p| p.restores.iter().cloned())
         .collect();
-    let disk_uses: Vec<&global::DiskUse> = parts.clone().flat_map(|p| p.disk_uses.iter()).collect();
+    let mut apps = Vec::new();
+    let mut offset = 0;
+    for p in parts.clone() {
+        apps.extend(p.apps.iter().map(|(h, pos)| (*h, offset + pos)));
+        offset += p.restores.len();
+    }
     let mut out = emit::Findings::default();
-    global::concurrent(snap, &restores, &mut out);
-    global::hash_collisions(snap, &disk_uses, controller.generation, &mut out);
+    global::concurrent(snap, &restores, apps, &mut out);
     let clock = clock::Clock::new(now);
     global::objectstore_owners(snap, &restores, settings, &clock, &mut out);
     global::objectstore_missing(snap, &restores, settings, &clock, &mut out);

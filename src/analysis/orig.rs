@@ -318,8 +318,11 @@ fn leak_findings(
 
 /// PVs still `Retain` whose `-orig` PVC is already gone: the leak happened.
 fn released_leaks(snap: &Snapshot, ns: &str, out: &mut Findings) {
-    // Only PVs whose claimRef names an `-orig` PVC can leak here (see `ORIG_TERM`).
-    for pv in snap.pvs.by_term(ORIG_TERM) {
+    // Only PVs whose claimRef names an `-orig` PVC of this namespace can leak here.
+    for pv in snap
+        .pvs
+        .by_term(&crate::model::snapshot::orig_claim_term(ns))
+    {
         let Some(c) = pv.claim_ref.as_ref().filter(|c| c.namespace == ns) else {
             continue;
         };

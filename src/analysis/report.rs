@@ -482,6 +482,23 @@ impl Report {
         from_index.chain(scanned)
     }
 
+    /// `finding_arcs_for` the report's `pos`-th restore: the same findings, found by position
+    /// when the index allows (see `ReportIndex::findings_at`).
+    pub fn finding_arcs_at(&self, pos: usize) -> impl Iterator<Item = &Arc<Finding>> + '_ {
+        let r = self.restores.get(pos);
+        let by_position = r
+            .filter(|_| self.indexed())
+            .and_then(|r| Some((r, self.index.findings_at(pos, r)?)));
+        let (fast, slow) = match by_position {
+            Some((r, merged)) => (Some((r, merged)), None),
+            None => (None, r.map(|r| self.finding_arcs_for(&r.id))),
+        };
+        let fast = fast
+            .into_iter()
+            .flat_map(|(r, merged)| merged.filter(move |f| f.restore.as_ref() == Some(&r.id)));
+        fast.chain(slow.into_iter().flatten())
+    }
+
     pub fn worst_severity(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
     }
@@ -546,5 +563,93 @@ mod tests {
         r.reindex();
         assert_eq!(codes(&r, "c", "r1"), ["c1"]);
         assert_eq!(codes(&r, "a", "r1"), ["a2"]);
+    }
+
+    fn restore(ns: &str, name: &str) -> std::sync::Arc<RestoreView> {
+        std::sync::Arc::new(RestoreView {
+            id: RestoreId {
+                namespace: ns.into(),
+                name: name.into(),
+            },
+            uid: String::new(),
+            driver: Driver::Other,
+            target: None,
+            in_place: true,
+            phase: String::new(),
+            terminal: false,
+            message: None,
+            created: None,
+            started_at: None,
+            completed_at: None,
+            deadline: None,
+            backup: None,
+            hash: String::new(),
+            keep_original_pvc: None,
+            steps: Vec::new(),
+            disks: Vec::new(),
+            postgres: None,
+            events: Vec::new(),
+            releases: Vec::new(),
+            last_change: None,
+            stale: false,
+            history: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn by_position_a_row_gets_its_restores_findings_whatever_the_order_of_the_restores() {
+        // Not grouped by namespace (a reindexed report's restores can come in any order), a
+        // namespace without restores, and two restores with one id.
+        let mut r = Report {
+            restores: vec![
+                restore("b", "r1"),
+                restore("a", "r1"),
+                restore("b", "r2"),
+                restore("a", "r1"),
+                restore("c", "r9"),
+            ],
+            findings: vec![
+                finding(Some(("a", "r1")), Code::RestoreStalled, "a1"),
+                finding(Some(("b", "r2")), Code::RestoreStalled, "b2"),
+                finding(Some(("b", "r1")), Code::RestoreStalled, "b1"),
+                finding(Some(("n", "none")), Code::RestoreStalled, "orphan"),
+                finding(Some(("a", "r1")), Code::RestoreStalled, "a1 again"),
+            ]
+            .into_iter()
+            .map(std::sync::Arc::new)
+            .collect(),
+            ..Report::default()
+        };
+        let expect = |r: &Report| -> Vec<Vec<String>> {
+            r.restores
+                .iter()
+                .map(|v| codes(r, &v.id.namespace, &v.id.name))
+                .collect()
+        };
+        let by_position = |r: &Report| -> Vec<Vec<String>> {
+            (0..r.restores.len())
+                .map(|i| r.finding_arcs_at(i).map(|f| f.message.clone()).collect())
+                .collect()
+        };
+        // Unindexed, then indexed: the same answers as by id.
+        assert_eq!(by_position(&r), expect(&r));
+        r.reindex();
+        assert_eq!(
+            by_position(&r),
+            [
+                vec!["b1"],
+                vec!["a1", "a1 again"],
+                vec!["b2"],
+                vec!["a1", "a1 again"],
+                vec![]
+            ]
+        );
+        // Grouped as `assemble` gives them: the same again.
+        r.restores
+            .sort_by(|x, y| x.id.namespace.cmp(&y.id.namespace));
+        r.reindex();
+        assert_eq!(by_position(&r), expect(&r));
+        assert_eq!(by_position(&r)[0], ["a1", "a1 again"]);
+        assert!(r.finding_arcs_at(99).next().is_none(), "no such row");
     }
 }

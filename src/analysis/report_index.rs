@@ -12,11 +12,25 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct NsIndex {
     namespace: String,
-    restores: HashMap<String, Arc<RestoreView>>,
-    findings: HashMap<String, Vec<Arc<Finding>>>,
+    /// The namespace's restores in the order given (a part's: the report's order), so that the
+    /// report's n-th restore is found by position, without hashing or comparing its name.
+    restores: Vec<Arc<RestoreView>>,
+    /// Per restore name: its entry in `named`.
+    names: HashMap<String, u32>,
+    named: Vec<Named>,
+    /// For each of `restores`, its entry in `named`.
+    entry_of: Vec<u32>,
     /// Findings given with this namespace that are about a restore of another one: the report
     /// index files them apart, where lookups find them.
     elsewhere: Vec<Arc<Finding>>,
+}
+
+/// What a restore name of the namespace has: the first restore of that name, and the findings
+/// about it.
+#[derive(Default)]
+struct Named {
+    restore: Option<Arc<RestoreView>>,
+    findings: Vec<Arc<Finding>>,
 }
 
 impl std::fmt::Debug for NsIndex {
@@ -43,23 +57,52 @@ impl NsIndex {
         };
         for r in restores {
             if r.id.namespace == ns {
-                idx.restores
-                    .entry(r.id.name.clone())
-                    .or_insert_with(|| Arc::clone(r));
+                let e = idx.entry(&r.id.name);
+                let named = &mut idx.named[e as usize];
+                if named.restore.is_none() {
+                    named.restore = Some(Arc::clone(r));
+                }
+                idx.restores.push(Arc::clone(r));
+                idx.entry_of.push(e);
             }
         }
         for f in findings {
             match &f.restore {
-                Some(id) if id.namespace == ns => idx
-                    .findings
-                    .entry(id.name.clone())
-                    .or_default()
-                    .push(Arc::clone(f)),
+                Some(id) if id.namespace == ns => {
+                    let e = idx.entry(&id.name);
+                    idx.named[e as usize].findings.push(Arc::clone(f));
+                }
                 Some(_) => idx.elsewhere.push(Arc::clone(f)),
                 None => {}
             }
         }
         idx
+    }
+
+    fn entry(&mut self, name: &str) -> u32 {
+        if let Some(e) = self.names.get(name) {
+            return *e;
+        }
+        let e = u32::try_from(self.named.len()).unwrap_or(u32::MAX);
+        self.names.insert(name.to_string(), e);
+        self.named.push(Named::default());
+        e
+    }
+
+    fn named(&self, name: &str) -> Option<&Named> {
+        self.names
+            .get(name)
+            .and_then(|e| self.named.get(*e as usize))
+    }
+
+    /// The findings about the `slot`-th restore given, if it is `r`.
+    fn findings_at(&self, slot: usize, r: &Arc<RestoreView>) -> Option<&[Arc<Finding>]> {
+        let held = self.restores.get(slot)?;
+        if !Arc::ptr_eq(held, r) {
+            return None;
+        }
+        let e = *self.entry_of.get(slot)?;
+        self.named.get(e as usize).map(|n| n.findings.as_slice())
     }
 }
 
@@ -75,9 +118,15 @@ pub struct ReportIndex {
     findings_len: usize,
     /// Sorted by namespace.
     namespaces: Vec<Arc<NsIndex>>,
+    /// Where each of `namespaces`' restores would start in the report's restores, were those
+    /// the namespaces' restores one after the other (as `analysis::assemble` makes them): the
+    /// n-th restore is looked for there first, by position (see `findings_at`).
+    starts: Vec<usize>,
     /// Findings about a restore that its namespace's index does not hold (the cluster-wide
     /// rules'), in report order: rebuilt with each report, and few.
     others: HashMap<RestoreId, Vec<Arc<Finding>>>,
+    /// `others` by the position of their restore, for those found where `starts` says.
+    others_at: HashMap<usize, Vec<Arc<Finding>>>,
 }
 
 impl PartialEq for ReportIndex {
@@ -121,13 +170,46 @@ impl ReportIndex {
             // As the report's list: each finding once.
             list.dedup();
         }
-        ReportIndex {
+        let mut starts = Vec::with_capacity(namespaces.len());
+        let mut at = 0;
+        for n in &namespaces {
+            starts.push(at);
+            at += n.restores.len();
+        }
+        let mut index = ReportIndex {
             built: true,
             restores_len,
             findings_len,
             namespaces,
-            others: by_restore,
+            starts,
+            others: HashMap::new(),
+            others_at: HashMap::new(),
+        };
+        for (id, list) in &by_restore {
+            for pos in index.positions(id) {
+                index.others_at.insert(pos, list.clone());
+            }
         }
+        index.others = by_restore;
+        index
+    }
+
+    /// Where the restores named `id` would be in the report's restores by `starts`.
+    fn positions(&self, id: &RestoreId) -> Vec<usize> {
+        let Ok(k) = self
+            .namespaces
+            .binary_search_by(|n| n.namespace.as_str().cmp(&id.namespace))
+        else {
+            return Vec::new();
+        };
+        let start = self.starts.get(k).copied().unwrap_or(0);
+        self.namespaces[k]
+            .restores
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.id.name == id.name)
+            .map(|(slot, _)| start + slot)
+            .collect()
     }
 
     /// Whether it was built for lists of these lengths.
@@ -149,17 +231,38 @@ impl ReportIndex {
     }
 
     pub fn restore(&self, id: &RestoreId) -> Option<&Arc<RestoreView>> {
-        self.namespace(&id.namespace)?.restores.get(&id.name)
+        self.namespace(&id.namespace)?
+            .named(&id.name)?
+            .restore
+            .as_ref()
     }
 
     /// The findings about `id` in report order: its namespace's own, merged with the others.
     pub fn findings<'a>(&'a self, id: &RestoreId) -> Merged<'a> {
         let own = self
             .namespace(&id.namespace)
-            .and_then(|n| n.findings.get(&id.name))
-            .map_or(&[][..], Vec::as_slice);
+            .and_then(|n| n.named(&id.name))
+            .map_or(&[][..], |n| n.findings.as_slice());
         let others = self.others.get(id).map_or(&[][..], Vec::as_slice);
         Merged { a: own, b: others }
+    }
+
+    /// The findings about `r`, the report's `pos`-th restore, found by position: no name is
+    /// hashed or compared, which matters to a screen asking for each of 1,000 rows on every
+    /// frame. `None` when `r` is not where `starts` says (restores given in another order):
+    /// then ask `findings` by its id.
+    pub fn findings_at<'a>(&'a self, pos: usize, r: &Arc<RestoreView>) -> Option<Merged<'a>> {
+        let k = self.starts.partition_point(|s| *s <= pos).checked_sub(1)?;
+        let own = self
+            .namespaces
+            .get(k)?
+            .findings_at(pos - self.starts.get(k)?, r)?;
+        let others = if self.others_at.is_empty() {
+            &[][..]
+        } else {
+            self.others_at.get(&pos).map_or(&[][..], Vec::as_slice)
+        };
+        Some(Merged { a: own, b: others })
     }
 }
 

@@ -52,6 +52,22 @@ enum Change {
     BeyondScope(Option<Arc<Snapshot>>),
 }
 
+impl Change {
+    /// Whether this changes what the snapshot holds of `kind` or knows of its watch.
+    fn concerns(&self, kind: Kind) -> bool {
+        match self {
+            Change::Resync(k)
+            | Change::Replace(k, _)
+            | Change::Delete(k, _)
+            | Change::Error(k, _)
+            | Change::NotInstalled(k)
+            | Change::Forbidden(k, _) => *k == kind,
+            Change::Upsert(o) => o.kind() == kind,
+            Change::ControllerImage(..) | Change::BeyondScope(_) => false,
+        }
+    }
+}
+
 /// Handles to the running source; dropping it stops every task.
 pub struct WatchSource {
     /// One update per batch of changes; none until something changed.
@@ -562,16 +578,23 @@ async fn store_task(
                 let Some(change) = change else { return };
                 let s = Arc::make_mut(&mut snap);
                 let changes = pending.get_or_insert_with(Changes::default);
+                // The Restores' UIDs are gathered again only when they can have changed: on a
+                // cluster of 1,000 restores that was a set of 1,000 strings per changed PVC.
+                let mut restores_moved = change.concerns(Kind::VeleroRestore);
                 apply(s, change, changes);
                 // Drain whatever else is queued: one update per batch.
                 while let Ok(more) = rx.try_recv() {
+                    restores_moved |= more.concerns(Kind::VeleroRestore);
                     apply(s, more, changes);
                 }
                 // A reread that found the same image changed nothing: nothing to hand on.
                 if pending.as_ref().is_some_and(Changes::is_empty) {
                     pending = None;
                 }
-                if let (Some(tx), Some(now)) = (&uids, DownloadScope::of(&snap)) {
+                if let Some(tx) = &uids
+                    && restores_moved
+                    && let Some(now) = DownloadScope::of(&snap)
+                {
                     tx.send_if_modified(|was| {
                         let changed = *was != now;
                         *was = now;

@@ -349,12 +349,19 @@ pub fn claim_term(namespace: &str, name: &str) -> String {
 /// The term of every PVC named like an `-orig` PVC, and of every PV whose claimRef names one.
 pub const ORIG_TERM: &str = "orig";
 
+/// The term of every PV whose claimRef names an `-orig` PVC in `namespace`: what one
+/// namespace's analysis reads of them, without going through every namespace's.
+pub fn orig_claim_term(namespace: &str) -> String {
+    format!("orig\u{0}{namespace}")
+}
+
 impl Terms for Obj<Pv> {
     fn terms(&self, out: &mut Vec<String>) {
         if let Some(c) = &self.claim_ref {
             out.push(claim_term(&c.namespace, &c.name));
             if crate::model::names::parse_orig_name(&c.name).is_some() {
                 out.push(ORIG_TERM.to_string());
+                out.push(orig_claim_term(&c.namespace));
             }
         }
     }

@@ -77,13 +77,26 @@ pub fn short_uid(uid: &str) -> &str {
 
 /// Display width in terminal cells, of the text as it is shown (control characters escaped).
 pub fn width(s: &str) -> usize {
+    // Most cluster text is printable ASCII, one cell a byte: every cell of every row is measured
+    // on each frame (to size the columns), so skip the cleaning and grapheme walk for it.
+    if is_plain_ascii(s) {
+        return s.len();
+    }
     crate::text::one_line(s).width()
+}
+
+/// Printable ASCII only: nothing to clean, and as many cells as bytes.
+fn is_plain_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
 
 /// Cuts `s` to at most `max` cells, ending with `…` when something was cut. Every table cell
 /// passes here, so this is where cluster text is made safe for the dashboard: control
 /// characters shown as escapes, bidi controls dropped (`crate::text`).
 pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max && is_plain_ascii(s) {
+        return Cow::Borrowed(s);
+    }
     match crate::text::one_line(s) {
         Cow::Borrowed(clean) => cut(clean, max),
         Cow::Owned(clean) => Cow::Owned(cut(&clean, max).into_owned()),
@@ -174,6 +187,27 @@ mod tests {
         assert_eq!(truncate("a\u{202e}b\nc", 20), "ab\\nc");
         assert_eq!(fit("\u{1b}[2J", 8, false), "\\e[2J   ");
         assert_eq!(width("\u{1b}"), 2);
+    }
+
+    #[test]
+    fn the_plain_ascii_shortcut_measures_and_cuts_as_the_cleaning_path_does() {
+        let slow_width = |s: &str| crate::text::one_line(s).width();
+        let slow_cut = |s: &str, max: usize| cut(&crate::text::one_line(s), max).into_owned();
+        for s in [
+            "",
+            "restore-test-9xgxn",
+            "tab\there",
+            "del\u{7f}",
+            "esc\u{1b}[31m",
+            "nul\u{0}",
+            "~ and space ",
+            "é",
+        ] {
+            assert_eq!(width(s), slow_width(s), "{s:?}");
+            for max in [0, 3, 5, 40] {
+                assert_eq!(truncate(s, max), slow_cut(s, max), "{s:?} in {max}");
+            }
+        }
     }
 
     #[test]

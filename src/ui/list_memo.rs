@@ -12,33 +12,81 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A restore's row as built for an earlier frame, with what it was built from: the same shared
-/// restore and findings (and staleness) give the same row, so a change to one restore rebuilds
-/// one row, not 200. The `Arc`s are held, so their addresses cannot be reused meanwhile.
+/// What a restore's row was built from: the same shared restore and findings (and staleness)
+/// give the same row, so a change to one restore rebuilds one row, not 1,000. The `Arc`s are
+/// held, so their addresses cannot be reused meanwhile.
 #[derive(Clone)]
-pub struct BuiltRow {
+pub struct Source {
     pub restore: Arc<RestoreView>,
     pub findings: Vec<Arc<Finding>>,
     pub stale: bool,
-    pub row: Row,
 }
 
-impl BuiltRow {
-    /// Whether this row was built from exactly these.
-    pub fn built_from(
+impl Source {
+    /// The source of a row built now.
+    pub fn new<'a>(
+        restore: &Arc<RestoreView>,
+        findings: impl Iterator<Item = &'a Arc<Finding>>,
+        stale: bool,
+    ) -> Source {
+        Source {
+            restore: Arc::clone(restore),
+            findings: findings.cloned().collect(),
+            stale,
+        }
+    }
+
+    /// Whether this is exactly these.
+    fn is<'a>(
         &self,
         restore: &Arc<RestoreView>,
-        findings: &[&Arc<Finding>],
+        mut findings: impl Iterator<Item = &'a Arc<Finding>>,
         stale: bool,
     ) -> bool {
         Arc::ptr_eq(&self.restore, restore)
             && self.stale == stale
-            && self.findings.len() == findings.len()
             && self
                 .findings
                 .iter()
-                .zip(findings)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+                .all(|a| findings.next().is_some_and(|b| Arc::ptr_eq(a, b)))
+            && findings.next().is_none()
+    }
+}
+
+/// A row and what it was built from.
+#[derive(Clone)]
+pub struct BuiltRow {
+    pub source: Source,
+    pub row: Row,
+}
+
+/// The rows of the frame before, to be taken (not copied) by the rows of the next that are
+/// built from the same.
+#[derive(Clone, Default)]
+pub struct Earlier {
+    rows: Vec<Option<BuiltRow>>,
+    /// Positions in `rows` by the address of their restore.
+    at: HashMap<usize, usize>,
+}
+
+impl Earlier {
+    /// The row built earlier from exactly these, if any: taken out, so each is used once.
+    pub fn take<'a>(
+        &mut self,
+        restore: &Arc<RestoreView>,
+        findings: impl Iterator<Item = &'a Arc<Finding>>,
+        stale: bool,
+    ) -> Option<BuiltRow> {
+        let pos = *self.at.get(&(Arc::as_ptr(restore) as usize))?;
+        let slot = self.rows.get_mut(pos)?;
+        if slot
+            .as_ref()
+            .is_some_and(|b| b.source.is(restore, findings, stale))
+        {
+            slot.take()
+        } else {
+            None
+        }
     }
 }
 
@@ -59,8 +107,10 @@ struct Memo {
     order: Vec<usize>,
     /// The rows of `order`, clock-dependent cells as last drawn.
     rows: Option<Vec<Row>>,
-    /// Rows by the address of their restore, from this frame or the one before.
-    built: HashMap<usize, BuiltRow>,
+    /// What each of `rows` was built from.
+    sources: Vec<Source>,
+    /// The rows of the frame before, until this frame's are built from them.
+    earlier: Option<Earlier>,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -72,6 +122,21 @@ impl std::fmt::Debug for ListMemo {
         let n = self.0.borrow().as_ref().map_or(0, |m| m.order.len());
         write!(f, "ListMemo({n} restores)")
     }
+}
+
+/// Rows and their sources, made ready to be taken by the next frame's.
+fn earlier_of(rows: Vec<Row>, sources: Vec<Source>) -> Earlier {
+    let at = sources
+        .iter()
+        .enumerate()
+        .map(|(pos, s)| (Arc::as_ptr(&s.restore) as usize, pos))
+        .collect();
+    let rows = rows
+        .into_iter()
+        .zip(sources)
+        .map(|(row, source)| Some(BuiltRow { source, row }))
+        .collect();
+    Earlier { rows, at }
 }
 
 impl ListMemo {
@@ -90,13 +155,22 @@ impl ListMemo {
         }
         let order = compute();
         let mut slot = self.0.borrow_mut();
-        let built = slot.take().map(|m| m.built).unwrap_or_default();
+        let earlier = match slot.take() {
+            Some(Memo {
+                rows: Some(rows),
+                sources,
+                ..
+            }) => Some(earlier_of(rows, sources)),
+            Some(m) => m.earlier,
+            None => None,
+        };
         *slot = Some(Memo {
             frame: Arc::clone(frame),
             key: key.clone(),
             order: order.clone(),
             rows: None,
-            built,
+            sources: Vec::new(),
+            earlier,
         });
         order
     }
@@ -108,7 +182,7 @@ impl ListMemo {
         &self,
         frame: &Arc<Frame>,
         order: &[usize],
-        build: impl FnOnce(&HashMap<usize, BuiltRow>) -> Vec<BuiltRow>,
+        build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row]) -> R,
     ) -> Option<R> {
@@ -117,13 +191,14 @@ impl ListMemo {
             .as_mut()
             .filter(|m| Arc::ptr_eq(&m.frame, frame) && m.order == order)?;
         if m.rows.is_none() {
-            let built = build(&m.built);
-            m.rows = Some(built.iter().map(|b| b.row.clone()).collect());
             // Only this frame's rows are kept: the older frame's restores are let go.
-            m.built = built
+            let mut earlier = m.earlier.take().unwrap_or_default();
+            let (rows, sources) = build(&mut earlier)
                 .into_iter()
-                .map(|b| (Arc::as_ptr(&b.restore) as usize, b))
-                .collect();
+                .map(|b| (b.row, b.source))
+                .unzip();
+            m.rows = Some(rows);
+            m.sources = sources;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
         for (pos, row) in order.iter().zip(rows.iter_mut()) {

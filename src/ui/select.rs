@@ -76,18 +76,25 @@ fn compute_restore_order(app: &App, frame: &Frame) -> Vec<usize> {
     // Worst news first (errors, then warnings), running before finished, then by name: info
     // findings do not reorder, so a healthy list keeps its name order.
     // Among equals, more findings at that level first.
-    let worst = |r: &RestoreView| {
-        let sevs: Vec<_> = frame
+    let worst = |i: usize| {
+        let mut top = None;
+        let mut count = 0;
+        for s in frame
             .report
-            .findings_for(&r.id)
+            .finding_arcs_at(i)
             .map(|x| x.severity)
             .filter(|s| *s >= crate::analysis::Severity::Warning)
-            .collect();
-        let top = sevs.iter().max().copied();
-        (top, sevs.iter().filter(|s| Some(**s) == top).count())
+        {
+            match top.cmp(&Some(s)) {
+                std::cmp::Ordering::Less => (top, count) = (Some(s), 1),
+                std::cmp::Ordering::Equal => count += 1,
+                std::cmp::Ordering::Greater => {}
+            }
+        }
+        (top, count)
     };
     // Cached: the key scans the findings.
-    v.sort_by_cached_key(|(_, r)| (std::cmp::Reverse(worst(r)), r.terminal));
+    v.sort_by_cached_key(|(i, r)| (std::cmp::Reverse(worst(*i)), r.terminal));
     // Any other column sorts this order, so equal values stay worst first.
     if let Some(s) = app.sort(ScreenKind::Restores)
         && s.col != SortCol::Findings

@@ -7,11 +7,9 @@ use super::super::select;
 use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row, step_glyph};
 use crate::analysis::{Finding, RestoreView, Severity};
-use crate::ui::list_memo::BuiltRow;
+use crate::ui::list_memo::{BuiltRow, Earlier, Source};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use std::collections::HashMap;
-use std::sync::Arc;
 
 const COLS: &[Col] = &[
     Col::new("NAMESPACE", Constraint::Max(24)).sorts(SortCol::Namespace),
@@ -193,22 +191,18 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     let stale_kind = frame.snapshot.is_stale(crate::model::Kind::RestoreJob);
     // A row is rebuilt only when its restore, its findings or its staleness changed.
-    let build = |before: &HashMap<usize, BuiltRow>| {
+    let build = |earlier: &mut Earlier| {
         order
             .iter()
-            .filter_map(|&i| frame.report.restores.get(i))
-            .map(|r| {
-                let findings: Vec<&Arc<Finding>> = frame.report.finding_arcs_for(&r.id).collect();
+            .filter_map(|&i| Some((i, frame.report.restores.get(i)?)))
+            .map(|(i, r)| {
                 let stale = r.stale || stale_kind;
-                match before.get(&(Arc::as_ptr(r) as usize)) {
-                    Some(b) if b.built_from(r, &findings, stale) => b.clone(),
-                    _ => BuiltRow {
-                        restore: Arc::clone(r),
-                        findings: findings.into_iter().cloned().collect(),
-                        stale,
+                earlier
+                    .take(r, frame.report.finding_arcs_at(i), stale)
+                    .unwrap_or_else(|| BuiltRow {
+                        source: Source::new(r, frame.report.finding_arcs_at(i), stale),
                         row: row(app, r),
-                    },
-                }
+                    })
             })
             .collect()
     };
