@@ -486,17 +486,21 @@ impl Report {
     /// when the index allows (see `ReportIndex::findings_at`).
     pub fn finding_arcs_at(&self, pos: usize) -> impl Iterator<Item = &Arc<Finding>> + '_ {
         let r = self.restores.get(pos);
+        // Found by position, the lists are those filed under this very restore (its `Arc` is
+        // where the position says): no finding in them is about another, so unlike `findings`
+        // by id, nothing is compared (on 1,000 rows a frame, those string compares were most
+        // of the lookups' time).
         let by_position = r
             .filter(|_| self.indexed())
-            .and_then(|r| Some((r, self.index.findings_at(pos, r)?)));
-        let (fast, slow) = match by_position {
-            Some((r, merged)) => (Some((r, merged)), None),
-            None => (None, r.map(|r| self.finding_arcs_for(&r.id))),
+            .and_then(|r| self.index.findings_at(pos, r));
+        let slow = match by_position {
+            Some(_) => None,
+            None => r.map(|r| self.finding_arcs_for(&r.id)),
         };
-        let fast = fast
+        by_position
             .into_iter()
-            .flat_map(|(r, merged)| merged.filter(move |f| f.restore.as_ref() == Some(&r.id)));
-        fast.chain(slow.into_iter().flatten())
+            .flatten()
+            .chain(slow.into_iter().flatten())
     }
 
     pub fn worst_severity(&self) -> Option<Severity> {

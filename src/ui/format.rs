@@ -127,7 +127,7 @@ fn cut(s: &str, max: usize) -> Cow<'_, str> {
 /// Pads or cuts to exactly `w` cells.
 pub fn fit(s: &str, w: usize, right: bool) -> String {
     let t = truncate(s, w);
-    let pad = w.saturating_sub(t.width());
+    let pad = w.saturating_sub(width(&t));
     if right {
         format!("{}{}", " ".repeat(pad), t)
     } else {
