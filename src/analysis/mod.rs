@@ -30,6 +30,7 @@ pub use codes::{ActionKind, Code, Severity};
 pub use ctx::{fmt_bytes, human, split_velero_restores, velero_restores_for};
 pub use history::{HistoryEntry, HistoryWhat};
 pub use report::*;
+pub use report_index::Filed;
 
 use crate::model::Kind;
 use crate::model::snapshot::Snapshot;

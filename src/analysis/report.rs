@@ -503,6 +503,19 @@ impl Report {
             .chain(slow.into_iter().flatten())
     }
 
+    /// `ReportIndex::filed_at` when the index is this report's.
+    pub fn filed_at(&self, pos: usize) -> Option<super::report_index::Filed> {
+        self.indexed().then(|| self.index.filed_at(pos)).flatten()
+    }
+
+    /// `ReportIndex::filed_checked` for the `pos`-th restore, when the index is this report's.
+    pub fn filed_checked(&self, pos: usize) -> Option<super::report_index::Filed> {
+        let r = self.restores.get(pos)?;
+        self.indexed()
+            .then(|| self.index.filed_checked(pos, r))
+            .flatten()
+    }
+
     pub fn worst_severity(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
     }

@@ -266,6 +266,41 @@ impl ReportIndex {
     }
 }
 
+/// Where a restore's own findings are filed, told by position alone: the identity of its
+/// namespace's index (the same `Arc` in every report until a change redoes that namespace) and
+/// its slot there. Meaningful only while that index is held: whoever keeps one must keep the
+/// report it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Filed {
+    namespace: usize,
+    slot: usize,
+}
+
+impl ReportIndex {
+    /// Where the `pos`-th restore's findings would be filed, from the positions alone (no
+    /// index is read: cheap on 1,000 rows a frame); `None` when the cluster-wide rules have
+    /// findings about it too (those are rebuilt with each report). A `Filed` equal to one that
+    /// `filed_checked` gave for the same restore in an earlier report (whose index is still
+    /// held) means the same findings.
+    pub fn filed_at(&self, pos: usize) -> Option<Filed> {
+        if !self.others_at.is_empty() && self.others_at.contains_key(&pos) {
+            return None;
+        }
+        let k = self.starts.partition_point(|s| *s <= pos).checked_sub(1)?;
+        Some(Filed {
+            namespace: Arc::as_ptr(self.namespaces.get(k)?) as usize,
+            slot: pos - self.starts.get(k)?,
+        })
+    }
+
+    /// `filed_at`, checked: `r` is the restore filed there.
+    pub fn filed_checked(&self, pos: usize, r: &Arc<RestoreView>) -> Option<Filed> {
+        let filed = self.filed_at(pos)?;
+        self.findings_at(pos, r)?;
+        Some(filed)
+    }
+}
+
 /// Two lists in report order, walked as one, a finding in both given once.
 pub struct Merged<'a> {
     a: &'a [Arc<Finding>],

@@ -173,6 +173,15 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             w.change_p50_ms, w.change_p99_ms, w.change_samples
         )
     });
+    row(
+        "each new frame during the writes: update + draw p50 / p99",
+        &|r| {
+            format!(
+                "{:.2} / {:.2} ms",
+                r.restorewatch.new_frame_p50_ms, r.restorewatch.new_frame_p99_ms
+            )
+        },
+    );
     row("one frame (update + full redraw, 160x48)", &|r| {
         format!("{:.2} ms", r.restorewatch.frame_ms)
     });

@@ -113,6 +113,13 @@ pub struct WorkerResult {
     pub change_p99_ms: f64,
     pub change_samples: usize,
     pub frame_ms: f64,
+    /// The draw loop's own time for each new frame during the writes: `update` with the frame,
+    /// and the draw that follows (order, rows, table), p50 / p99. What the dashboard adds
+    /// after the pipeline published.
+    #[serde(default)]
+    pub new_frame_p50_ms: f64,
+    #[serde(default)]
+    pub new_frame_p99_ms: f64,
     pub snapshot_copy_ms: f64,
     pub held_objects: usize,
     pub restores: usize,
@@ -124,7 +131,12 @@ use super::writes::Shown as Drawn;
 
 /// The dashboard's loop (`ui::run::run_tui`) without a terminal: frames and a 1 s clock tick
 /// go through `update`, and a dirty app is drawn as `pipeline::pace::Pacer::for_frames` allows.
-async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<Drawn>) {
+async fn draw_loop(
+    mut frames: FrameRx,
+    size: (u16, u16),
+    drawn: watch::Sender<Drawn>,
+    costs: std::sync::Arc<std::sync::Mutex<Vec<f64>>>,
+) {
     let mut terminal = match Terminal::new(TestBackend::new(size.0, size.1)) {
         Ok(t) => t,
         Err(e) => match e {},
@@ -137,6 +149,8 @@ async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<D
     let mut pacer = crate::pipeline::pace::Pacer::for_frames();
     let mut draw_at: Option<Instant> = None;
     let mut draws = 0u64;
+    // The time spent on the newest frame so far (its `update`), while it waits to be drawn.
+    let mut new_frame: Option<Duration> = None;
     loop {
         if app.dirty {
             let now = Instant::now();
@@ -144,8 +158,14 @@ async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<D
                 draw_at = Some(pacer.when(now));
             } else {
                 {
+                    let t = std::time::Instant::now();
                     if terminal.draw(|f| view(&app, f)).is_err() {
                         return;
+                    }
+                    if let Some(updated) = new_frame.take()
+                        && let Ok(mut c) = costs.lock()
+                    {
+                        c.push(ms(updated + t.elapsed()));
                     }
                     app.dirty = false;
                     pacer.sent(now);
@@ -163,7 +183,9 @@ async fn draw_loop(mut frames: FrameRx, size: (u16, u16), drawn: watch::Sender<D
             changed = frames.changed() => match changed {
                 Ok(()) => {
                     let f = frames.borrow_and_update().clone();
+                    let t = std::time::Instant::now();
                     update(&mut app, Msg::Frame(f));
+                    *new_frame.get_or_insert(Duration::ZERO) += t.elapsed();
                 }
                 Err(_) => return,
             },
@@ -265,10 +287,12 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         at: start,
         draws: 0,
     });
+    let costs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let ui = tokio::spawn(draw_loop(
         source.frames.clone(),
         (conf.width, conf.height),
         drawn_tx,
+        std::sync::Arc::clone(&costs),
     ));
 
     // 1. The first complete report on screen: every kind listed, analysed and drawn.
@@ -305,6 +329,9 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.idle_cpu_pct = 100.0 * (cpu1 - cpu0) / r.idle_secs.max(1e-9);
     r.steady_rss = sys::rss().0;
 
+    if let Ok(mut c) = costs.lock() {
+        c.clear();
+    }
     // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
     // the first frame whose snapshot holds the new value.
     let w = super::writes::time_writes(
@@ -322,6 +349,11 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.write_max_ms = w.max_ms;
     r.patch_p50_ms = w.patch_p50_ms;
     r.patch_p99_ms = w.patch_p99_ms;
+    if let Ok(mut c) = costs.lock() {
+        c.sort_by(f64::total_cmp);
+        r.new_frame_p50_ms = percentile(&c, 50.0);
+        r.new_frame_p99_ms = percentile(&c, 99.0);
+    }
 
     // 4. Requests after sync, counted by the server.
     let counts1 = request_counts(&write_client).await;

@@ -684,7 +684,21 @@ macro_rules! snapshot {
 impl Terms for Obj<Namespace> {}
 impl Terms for Obj<StorageClass> {}
 impl Terms for Obj<Pod> {}
-impl Terms for Obj<RestoreJob> {}
+/// The term of every RestoreJob whose `targetNamespace` is `namespace` and not its own: the
+/// restores that read objects there from elsewhere.
+pub fn target_term(namespace: &str) -> String {
+    format!("target\u{0}{namespace}")
+}
+
+impl Terms for Obj<RestoreJob> {
+    fn terms(&self, out: &mut Vec<String>) {
+        if let crate::model::field::Field::Known(target) = &self.options.target_namespace
+            && *target != self.meta.namespace
+        {
+            out.push(target_term(target));
+        }
+    }
+}
 impl Terms for Obj<Backup> {}
 impl Terms for Obj<VeleroBackup> {}
 impl Terms for Obj<DataVolume> {}

@@ -17,7 +17,7 @@ use crate::analysis::controller::{self, ControllerGeneration};
 use crate::analysis::{self, NamespacePart, Report, Settings};
 use crate::model::Kind;
 use crate::model::changes::Changes;
-use crate::model::snapshot::{Snapshot, volume_term};
+use crate::model::snapshot::{Snapshot, target_term, volume_term};
 use crate::model::tombstones::Tombstones;
 use jiff::Timestamp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -299,14 +299,12 @@ fn touched(old: &Snapshot, new: &Snapshot, changes: &Changes) -> Touched {
 /// from the raw option, whatever the driver: redoing one namespace too many costs little, one
 /// too few leaves a chain holding an object that is gone.
 fn readers_across(old: &Snapshot, new: &Snapshot, changed: &BTreeSet<String>) -> Vec<String> {
-    use crate::model::field::Field;
     let mut out = Vec::new();
     for snap in [old, new] {
-        for rj in snap.restore_jobs.iter() {
-            if let Field::Known(target) = &rj.options.target_namespace
-                && *target != rj.meta.namespace
-                && changed.contains(target)
-            {
+        for target in changed {
+            // Indexed by target (`snapshot::target_term`): not a walk over every RestoreJob of
+            // the cluster on every change.
+            for rj in snap.restore_jobs.by_term(&target_term(target)) {
                 out.push(rj.meta.namespace.to_string());
             }
         }

@@ -6,7 +6,7 @@
 
 use super::sort::Sort;
 use super::views::common::Row;
-use crate::analysis::{Finding, RestoreView};
+use crate::analysis::{Filed, Finding, Report, RestoreView, Severity};
 use crate::pipeline::frame::Frame;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,36 +19,51 @@ use std::sync::Arc;
 pub struct Source {
     pub restore: Arc<RestoreView>,
     pub findings: Vec<Arc<Finding>>,
+    /// Where the report filed those findings (see `Filed`): an equal place in the next report
+    /// means the same findings, told without reading them.
+    pub filed: Option<Filed>,
+    /// The restore's own staleness (kept: reading it again means reading the restore).
+    pub restore_stale: bool,
+    /// Drawn stale: the restore's own, or its kind's in the snapshot.
     pub stale: bool,
 }
 
 impl Source {
-    /// The source of a row built now.
-    pub fn new<'a>(
+    /// The source of the row of the report's `pos`-th restore, built now.
+    pub fn new(
+        report: &Report,
+        pos: usize,
         restore: &Arc<RestoreView>,
-        findings: impl Iterator<Item = &'a Arc<Finding>>,
-        stale: bool,
+        stale_kind: bool,
     ) -> Source {
         Source {
             restore: Arc::clone(restore),
-            findings: findings.cloned().collect(),
-            stale,
+            findings: report.finding_arcs_at(pos).cloned().collect(),
+            filed: report.filed_checked(pos),
+            restore_stale: restore.stale,
+            stale: restore.stale || stale_kind,
         }
     }
 
-    /// Whether this is exactly these.
-    fn is<'a>(
+    /// Whether this is exactly what the report's `pos`-th restore, `restore`, has.
+    fn is(
         &self,
+        report: &Report,
+        pos: usize,
         restore: &Arc<RestoreView>,
-        mut findings: impl Iterator<Item = &'a Arc<Finding>>,
-        stale: bool,
+        stale_kind: bool,
     ) -> bool {
-        Arc::ptr_eq(&self.restore, restore)
-            && self.stale == stale
-            && self
-                .findings
-                .iter()
-                .all(|a| findings.next().is_some_and(|b| Arc::ptr_eq(a, b)))
+        if !Arc::ptr_eq(&self.restore, restore) || self.stale != (self.restore_stale || stale_kind)
+        {
+            return false;
+        }
+        if self.filed.is_some() && self.filed == report.filed_at(pos) {
+            return true;
+        }
+        let mut findings = report.finding_arcs_at(pos);
+        self.findings
+            .iter()
+            .all(|a| findings.next().is_some_and(|b| Arc::ptr_eq(a, b)))
             && findings.next().is_none()
     }
 }
@@ -64,24 +79,31 @@ pub struct BuiltRow {
 /// built from the same.
 #[derive(Clone, Default)]
 pub struct Earlier {
+    /// Held, never read: the rows' `Filed` places are in its report's index, which must not
+    /// be freed (and its address reused) while they are compared.
+    _frame: Option<Arc<Frame>>,
     rows: Vec<Option<BuiltRow>>,
+    /// The clock the rows' clock cells were last redone for.
+    clock: Option<jiff::Timestamp>,
     /// Positions in `rows` by the address of their restore.
     at: HashMap<usize, usize>,
 }
 
 impl Earlier {
-    /// The row built earlier from exactly these, if any: taken out, so each is used once.
-    pub fn take<'a>(
+    /// The row built earlier from exactly what the report's `pos`-th restore, `restore`, has
+    /// now, if any: taken out, so each is used once.
+    pub fn take(
         &mut self,
+        report: &Report,
+        pos: usize,
         restore: &Arc<RestoreView>,
-        findings: impl Iterator<Item = &'a Arc<Finding>>,
-        stale: bool,
+        stale_kind: bool,
     ) -> Option<BuiltRow> {
-        let pos = *self.at.get(&(Arc::as_ptr(restore) as usize))?;
-        let slot = self.rows.get_mut(pos)?;
+        let at = *self.at.get(&(Arc::as_ptr(restore) as usize))?;
+        let slot = self.rows.get_mut(at)?;
         if slot
             .as_ref()
-            .is_some_and(|b| b.source.is(restore, findings, stale))
+            .is_some_and(|b| b.source.is(report, pos, restore, stale_kind))
         {
             slot.take()
         } else {
@@ -111,6 +133,12 @@ struct Memo {
     sources: Vec<Source>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
+    /// The order's keys for this frame.
+    keys: HashMap<usize, (Filed, RowKey)>,
+    /// The clock `rows`' clock cells were last redone for.
+    clock: Option<jiff::Timestamp>,
+    /// Whether any of `rows` is drawn stale.
+    any_stale: bool,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -124,8 +152,13 @@ impl std::fmt::Debug for ListMemo {
     }
 }
 
-/// Rows and their sources, made ready to be taken by the next frame's.
-fn earlier_of(rows: Vec<Row>, sources: Vec<Source>) -> Earlier {
+/// Rows and their sources (made for `frame`), ready to be taken by the next frame's.
+fn earlier_of(
+    frame: Arc<Frame>,
+    rows: Vec<Row>,
+    sources: Vec<Source>,
+    clock: Option<jiff::Timestamp>,
+) -> Earlier {
     let at = sources
         .iter()
         .enumerate()
@@ -136,7 +169,50 @@ fn earlier_of(rows: Vec<Row>, sources: Vec<Source>) -> Earlier {
         .zip(sources)
         .map(|(row, source)| Some(BuiltRow { source, row }))
         .collect();
-    Earlier { rows, at }
+    Earlier {
+        _frame: Some(frame),
+        rows,
+        clock,
+        at,
+    }
+}
+
+/// What the list's order reads of a restore: its worst severity among warnings and errors and
+/// how many findings have it, and whether it finished.
+pub type RowKey = (std::cmp::Reverse<(Option<Severity>, usize)>, bool);
+
+/// Each restore's `RowKey` as computed for the frame before (by the address of the restore),
+/// with where its findings were filed: a restore whose findings are filed in the same place
+/// keeps its key, without its findings (or itself) being read again.
+#[derive(Clone, Default)]
+pub struct KeyCache {
+    /// Held: the `Filed` places of `before` are in its report's index.
+    frame: Option<Arc<Frame>>,
+    before: HashMap<usize, (Filed, RowKey)>,
+    now: HashMap<usize, (Filed, RowKey)>,
+}
+
+impl KeyCache {
+    /// The key of the report's `pos`-th restore: remembered, or made by `compute`.
+    pub fn key(&mut self, report: &Report, pos: usize, compute: impl FnOnce() -> RowKey) -> RowKey {
+        let Some(r) = report.restores.get(pos) else {
+            return compute();
+        };
+        let id = Arc::as_ptr(r) as usize;
+        if let Some(filed) = report.filed_at(pos)
+            && let Some((was, key)) = self.before.get(&id)
+            && *was == filed
+        {
+            let key = *key;
+            self.now.insert(id, (filed, key));
+            return key;
+        }
+        let key = compute();
+        if let Some(filed) = report.filed_checked(pos) {
+            self.now.insert(id, (filed, key));
+        }
+        key
+    }
 }
 
 impl ListMemo {
@@ -145,7 +221,7 @@ impl ListMemo {
         &self,
         frame: &Arc<Frame>,
         key: &OrderKey,
-        compute: impl FnOnce() -> Vec<usize>,
+        compute: impl FnOnce(&mut KeyCache) -> Vec<usize>,
     ) -> Vec<usize> {
         if let Some(m) = self.0.borrow().as_ref()
             && Arc::ptr_eq(&m.frame, frame)
@@ -153,24 +229,39 @@ impl ListMemo {
         {
             return m.order.clone();
         }
-        let order = compute();
-        let mut slot = self.0.borrow_mut();
-        let earlier = match slot.take() {
+        let mut old = self.0.borrow_mut().take();
+        let mut cache = match &mut old {
+            Some(m) => KeyCache {
+                frame: Some(Arc::clone(&m.frame)),
+                before: std::mem::take(&mut m.keys),
+                now: HashMap::new(),
+            },
+            None => KeyCache::default(),
+        };
+        let order = compute(&mut cache);
+        let earlier = match old {
             Some(Memo {
+                frame,
                 rows: Some(rows),
                 sources,
+                clock,
                 ..
-            }) => Some(earlier_of(rows, sources)),
+            }) => Some(earlier_of(frame, rows, sources, clock)),
             Some(m) => m.earlier,
             None => None,
         };
-        *slot = Some(Memo {
+        // The frame before is let go only now that nothing compares with its index.
+        drop(cache.frame.take());
+        *self.0.borrow_mut() = Some(Memo {
             frame: Arc::clone(frame),
             key: key.clone(),
             order: order.clone(),
             rows: None,
             sources: Vec::new(),
             earlier,
+            keys: cache.now,
+            clock: None,
+            any_stale: false,
         });
         order
     }
@@ -178,10 +269,15 @@ impl ListMemo {
     /// Runs `f` on the rows of the remembered order (built by `build` the first time), after
     /// `refresh` redid each row's clock-dependent cells. `None` when `order` was not the last
     /// one asked for (then nothing is remembered for it).
+    ///
+    /// `now` is the clock the cells read: rows already redone for it are not redone again
+    /// (frames come many times a second while changes stream in, the clock moves once), unless
+    /// a row is stale, whose cell also reads the frame's snapshot.
     pub fn with_rows<R>(
         &self,
         frame: &Arc<Frame>,
         order: &[usize],
+        now: jiff::Timestamp,
         build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row]) -> R,
@@ -193,16 +289,22 @@ impl ListMemo {
         if m.rows.is_none() {
             // Only this frame's rows are kept: the older frame's restores are let go.
             let mut earlier = m.earlier.take().unwrap_or_default();
-            let (rows, sources) = build(&mut earlier)
+            let (rows, sources): (Vec<Row>, Vec<Source>) = build(&mut earlier)
                 .into_iter()
                 .map(|b| (b.row, b.source))
                 .unzip();
+            // Rows built now read `now`; the rows taken read the earlier ones' clock.
+            m.clock = earlier.clock;
+            m.any_stale = sources.iter().any(|s| s.stale);
             m.rows = Some(rows);
             m.sources = sources;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
-        for (pos, row) in order.iter().zip(rows.iter_mut()) {
-            refresh(*pos, row);
+        if m.clock != Some(now) || m.any_stale {
+            for (pos, row) in order.iter().zip(rows.iter_mut()) {
+                refresh(*pos, row);
+            }
+            m.clock = Some(now);
         }
         Some(f(rows))
     }

@@ -45,19 +45,27 @@ pub fn restore_order(app: &App, frame: &std::sync::Arc<Frame>) -> Vec<usize> {
         sort: app.sort(ScreenKind::Restores),
     };
     app.list_memo
-        .order(frame, &key, || compute_restore_order(app, frame))
+        .order(frame, &key, |keys| compute_restore_order(app, frame, keys))
 }
 
-fn compute_restore_order(app: &App, frame: &Frame) -> Vec<usize> {
+fn compute_restore_order(
+    app: &App,
+    frame: &Frame,
+    keys: &mut super::list_memo::KeyCache,
+) -> Vec<usize> {
     let f = filter_of(app, ScreenKind::Restores);
-    let mut v: Vec<(usize, &RestoreView)> = frame
+    // Unscoped and unfiltered (as a dashboard mostly is), no restore is read to be kept.
+    let v: Vec<(usize, &RestoreView)> = frame
         .report
         .restores
         .iter()
         .map(|r| &**r)
         .enumerate()
-        .filter(|(_, r)| app.in_scope(&r.id.namespace))
+        .filter(|(_, r)| app.namespace.is_none() || app.in_scope(&r.id.namespace))
         .filter(|(_, r)| {
+            if f.is_empty() {
+                return true;
+            }
             let target = r.target.as_ref().map(|t| t.name.as_str()).unwrap_or("");
             let step = r.current_step().map(|s| s.id.as_str()).unwrap_or("");
             matches(
@@ -93,8 +101,20 @@ fn compute_restore_order(app: &App, frame: &Frame) -> Vec<usize> {
         }
         (top, count)
     };
-    // Cached: the key scans the findings.
-    v.sort_by_cached_key(|(i, r)| (std::cmp::Reverse(worst(*i)), r.terminal));
+    // Remembered per restore while its findings stay filed in the same place: the key scans
+    // the findings.
+    let mut keyed: Vec<(super::list_memo::RowKey, usize, &RestoreView)> = v
+        .into_iter()
+        .map(|(i, r)| {
+            let key = keys.key(&frame.report, i, || {
+                (std::cmp::Reverse(worst(i)), r.terminal)
+            });
+            (key, i, r)
+        })
+        .collect();
+    // Stable: the report's order breaks ties.
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut v: Vec<(usize, &RestoreView)> = keyed.into_iter().map(|(_, i, r)| (i, r)).collect();
     // Any other column sorts this order, so equal values stay worst first.
     if let Some(s) = app.sort(ScreenKind::Restores)
         && s.col != SortCol::Findings

@@ -196,11 +196,10 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             .iter()
             .filter_map(|&i| Some((i, frame.report.restores.get(i)?)))
             .map(|(i, r)| {
-                let stale = r.stale || stale_kind;
                 earlier
-                    .take(r, frame.report.finding_arcs_at(i), stale)
+                    .take(&frame.report, i, r, stale_kind)
                     .unwrap_or_else(|| BuiltRow {
-                        source: Source::new(r, frame.report.finding_arcs_at(i), stale),
+                        source: Source::new(&frame.report, i, r, stale_kind),
                         row: row(app, r),
                     })
             })
@@ -213,7 +212,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     if app
         .list_memo
-        .with_rows(frame, &order, build, refresh, |rows| draw(f, rows))
+        .with_rows(frame, &order, app.now, build, refresh, |rows| draw(f, rows))
         .is_none()
     {
         let rows: Vec<Row> = order
