@@ -113,7 +113,7 @@ fn compute_restore_order(
         })
         .collect();
     // Stable: the report's order breaks ties.
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.sort_by_key(|a| a.0);
     let mut v: Vec<(usize, &RestoreView)> = keyed.into_iter().map(|(_, i, r)| (i, r)).collect();
     // Any other column sorts this order, so equal values stay worst first.
     if let Some(s) = app.sort(ScreenKind::Restores)
