@@ -515,3 +515,37 @@ fn remembered_rows_follow_every_change_of_a_frame_and_the_clock() {
         line(&age_before, "restore-test")
     );
 }
+
+/// Only the rows on screen read the clock when it moves; a row scrolled into view afterwards
+/// shows its age at the clock of that draw, not the one it was built at.
+#[test]
+fn a_row_scrolled_into_view_shows_its_age_at_the_current_clock() {
+    // Room for one row.
+    let mut app = app(160, 7);
+    let names: Vec<String> = select::restores(&app)
+        .iter()
+        .map(|r| r.id.name.clone())
+        .collect();
+    assert!(names.len() >= 2, "{names:?}");
+    let last = names.last().cloned().unwrap_or_default();
+    let line = |screen: &str, name: &str| {
+        screen
+            .lines()
+            .find(|l| l.split_whitespace().any(|w| w == name))
+            .map(str::to_string)
+    };
+    let first = render(&app);
+    assert!(
+        line(&first, &last).is_none(),
+        "{last} is off screen:\n{first}"
+    );
+    update(
+        &mut app,
+        Msg::Tick(ui_data::now() + jiff::SignedDuration::from_hours(24 * 9)),
+    );
+    let _ = render(&app);
+    press(&mut app, KeyCode::Char('G'));
+    let scrolled = render(&app);
+    let row = line(&scrolled, &last).unwrap_or_else(|| panic!("{last} on screen:\n{scrolled}"));
+    assert!(row.contains("9d"), "age at the moved clock: {row}");
+}

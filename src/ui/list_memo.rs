@@ -83,8 +83,6 @@ pub struct Earlier {
     /// be freed (and its address reused) while they are compared.
     _frame: Option<Arc<Frame>>,
     rows: Vec<Option<BuiltRow>>,
-    /// The clock the rows' clock cells were last redone for.
-    clock: Option<jiff::Timestamp>,
     /// Positions in `rows` by the address of their restore.
     at: HashMap<usize, usize>,
 }
@@ -135,10 +133,6 @@ struct Memo {
     earlier: Option<Earlier>,
     /// The order's keys for this frame.
     keys: HashMap<usize, (Filed, RowKey)>,
-    /// The clock `rows`' clock cells were last redone for.
-    clock: Option<jiff::Timestamp>,
-    /// Whether any of `rows` is drawn stale.
-    any_stale: bool,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -153,12 +147,7 @@ impl std::fmt::Debug for ListMemo {
 }
 
 /// Rows and their sources (made for `frame`), ready to be taken by the next frame's.
-fn earlier_of(
-    frame: Arc<Frame>,
-    rows: Vec<Row>,
-    sources: Vec<Source>,
-    clock: Option<jiff::Timestamp>,
-) -> Earlier {
+fn earlier_of(frame: Arc<Frame>, rows: Vec<Row>, sources: Vec<Source>) -> Earlier {
     let at = sources
         .iter()
         .enumerate()
@@ -172,7 +161,6 @@ fn earlier_of(
     Earlier {
         _frame: Some(frame),
         rows,
-        clock,
         at,
     }
 }
@@ -244,9 +232,8 @@ impl ListMemo {
                 frame,
                 rows: Some(rows),
                 sources,
-                clock,
                 ..
-            }) => Some(earlier_of(frame, rows, sources, clock)),
+            }) => Some(earlier_of(frame, rows, sources)),
             Some(m) => m.earlier,
             None => None,
         };
@@ -260,24 +247,20 @@ impl ListMemo {
             sources: Vec::new(),
             earlier,
             keys: cache.now,
-            clock: None,
-            any_stale: false,
         });
         order
     }
 
     /// Runs `f` on the rows of the remembered order (built by `build` the first time), after
-    /// `refresh` redid each row's clock-dependent cells. `None` when `order` was not the last
-    /// one asked for (then nothing is remembered for it).
-    ///
-    /// `now` is the clock the cells read: rows already redone for it are not redone again
-    /// (frames come many times a second while changes stream in, the clock moves once), unless
-    /// a row is stale, whose cell also reads the frame's snapshot.
+    /// `refresh` redid the clock-dependent cells of the rows in `visible` (the window drawn:
+    /// those cells have fixed-width columns, so the rows not drawn need not read the clock;
+    /// on 1,000 rows that was a thousand ages formatted per clock move). `None` when `order`
+    /// was not the last one asked for (then nothing is remembered for it).
     pub fn with_rows<R>(
         &self,
         frame: &Arc<Frame>,
         order: &[usize],
-        now: jiff::Timestamp,
+        visible: std::ops::Range<usize>,
         build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row]) -> R,
@@ -293,18 +276,13 @@ impl ListMemo {
                 .into_iter()
                 .map(|b| (b.row, b.source))
                 .unzip();
-            // Rows built now read `now`; the rows taken read the earlier ones' clock.
-            m.clock = earlier.clock;
-            m.any_stale = sources.iter().any(|s| s.stale);
             m.rows = Some(rows);
             m.sources = sources;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
-        if m.clock != Some(now) || m.any_stale {
-            for (pos, row) in order.iter().zip(rows.iter_mut()) {
-                refresh(*pos, row);
-            }
-            m.clock = Some(now);
+        let (from, to) = (visible.start, visible.end.min(rows.len()));
+        for (pos, row) in order.iter().zip(rows.iter_mut()).take(to).skip(from) {
+            refresh(*pos, row);
         }
         Some(f(rows))
     }

@@ -205,6 +205,12 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             })
             .collect()
     };
+    // The rows `draw_table` draws: only their clock cells are read.
+    let height = usize::from(a.rows.height);
+    let vis = app
+        .list_selection(ScreenKind::Restores)
+        .visible(order.len(), height);
+    let visible = vis.offset..vis.offset.saturating_add(height);
     let refresh = |i: usize, row: &mut Row| {
         if let Some(r) = restore(i) {
             clock_cells(app, r, row);
@@ -212,7 +218,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     if app
         .list_memo
-        .with_rows(frame, &order, app.now, build, refresh, |rows| draw(f, rows))
+        .with_rows(frame, &order, visible, build, refresh, |rows| draw(f, rows))
         .is_none()
     {
         let rows: Vec<Row> = order
