@@ -252,17 +252,20 @@ impl ReportIndex {
     /// frame. `None` when `r` is not where `starts` says (restores given in another order):
     /// then ask `findings` by its id.
     pub fn findings_at<'a>(&'a self, pos: usize, r: &Arc<RestoreView>) -> Option<Merged<'a>> {
-        let k = self.starts.partition_point(|s| *s <= pos).checked_sub(1)?;
-        let own = self
-            .namespaces
-            .get(k)?
-            .findings_at(pos - self.starts.get(k)?, r)?;
+        let (ns, slot) = self.locate(pos)?;
+        let own = ns.findings_at(slot, r)?;
         let others = if self.others_at.is_empty() {
             &[][..]
         } else {
             self.others_at.get(&pos).map_or(&[][..], Vec::as_slice)
         };
         Some(Merged { a: own, b: others })
+    }
+
+    /// The namespace index and slot where `starts` puts the `pos`-th restore.
+    fn locate(&self, pos: usize) -> Option<(&Arc<NsIndex>, usize)> {
+        let k = self.starts.partition_point(|s| *s <= pos).checked_sub(1)?;
+        Some((self.namespaces.get(k)?, pos - self.starts.get(k)?))
     }
 }
 
@@ -286,10 +289,10 @@ impl ReportIndex {
         if !self.others_at.is_empty() && self.others_at.contains_key(&pos) {
             return None;
         }
-        let k = self.starts.partition_point(|s| *s <= pos).checked_sub(1)?;
+        let (ns, slot) = self.locate(pos)?;
         Some(Filed {
-            namespace: Arc::as_ptr(self.namespaces.get(k)?) as usize,
-            slot: pos - self.starts.get(k)?,
+            namespace: Arc::as_ptr(ns) as usize,
+            slot,
         })
     }
 
