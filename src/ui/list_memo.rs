@@ -10,7 +10,40 @@ use crate::analysis::{Filed, Finding, Report, RestoreView, Severity};
 use crate::pipeline::frame::Frame;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
+
+/// Hashes an address of a live `Arc` (the keys below): addresses are unique while held, so a
+/// multiply that carries the high bits down spreads them; SipHash's defence against chosen
+/// keys buys nothing here, and on 1,000 restores its rounds were a visible share of each new
+/// frame's update (issue 28, sixth session).
+#[derive(Default, Clone, Copy)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // The low bits of an aligned address are always zero; the table indexes by low bits.
+        self.0 = x ^ (x >> 29);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A map keyed by the address of a held `Arc`.
+pub type ByAddr<V> = HashMap<usize, V, BuildHasherDefault<AddrHasher>>;
 
 /// What a restore's row was built from: the same shared restore and findings (and staleness)
 /// give the same row, so a change to one restore rebuilds one row, not 1,000. The `Arc`s are
@@ -84,7 +117,7 @@ pub struct Earlier {
     _frame: Option<Arc<Frame>>,
     rows: Vec<Option<BuiltRow>>,
     /// Positions in `rows` by the address of their restore.
-    at: HashMap<usize, usize>,
+    at: ByAddr<usize>,
 }
 
 impl Earlier {
@@ -127,12 +160,15 @@ struct Memo {
     order: Vec<usize>,
     /// The rows of `order`, clock-dependent cells as last drawn.
     rows: Option<Vec<Row>>,
+    /// `common::widest_cells` of `rows` as built: the clock refreshes only cells of fixed
+    /// width, so what sizes the other columns does not move until the rows are rebuilt.
+    widest: Vec<usize>,
     /// What each of `rows` was built from.
     sources: Vec<Source>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
     /// The order's keys for this frame.
-    keys: HashMap<usize, (Filed, RowKey)>,
+    keys: ByAddr<(Filed, RowKey)>,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -176,8 +212,8 @@ pub type RowKey = (std::cmp::Reverse<(Option<Severity>, usize)>, bool);
 pub struct KeyCache {
     /// Held: the `Filed` places of `before` are in its report's index.
     frame: Option<Arc<Frame>>,
-    before: HashMap<usize, (Filed, RowKey)>,
-    now: HashMap<usize, (Filed, RowKey)>,
+    before: ByAddr<(Filed, RowKey)>,
+    now: ByAddr<(Filed, RowKey)>,
 }
 
 impl KeyCache {
@@ -219,11 +255,15 @@ impl ListMemo {
         }
         let mut old = self.0.borrow_mut().take();
         let mut cache = match &mut old {
-            Some(m) => KeyCache {
-                frame: Some(Arc::clone(&m.frame)),
-                before: std::mem::take(&mut m.keys),
-                now: HashMap::new(),
-            },
+            Some(m) => {
+                let before = std::mem::take(&mut m.keys);
+                KeyCache {
+                    frame: Some(Arc::clone(&m.frame)),
+                    // One key per restore again, mostly: grown once, not doubled ten times.
+                    now: ByAddr::with_capacity_and_hasher(before.len(), Default::default()),
+                    before,
+                }
+            }
             None => KeyCache::default(),
         };
         let order = compute(&mut cache);
@@ -244,6 +284,7 @@ impl ListMemo {
             key: key.clone(),
             order: order.clone(),
             rows: None,
+            widest: Vec::new(),
             sources: Vec::new(),
             earlier,
             keys: cache.now,
@@ -263,7 +304,7 @@ impl ListMemo {
         visible: std::ops::Range<usize>,
         build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
-        f: impl FnOnce(&[Row]) -> R,
+        f: impl FnOnce(&[Row], &[usize]) -> R,
     ) -> Option<R> {
         let mut slot = self.0.borrow_mut();
         let m = slot
@@ -276,6 +317,7 @@ impl ListMemo {
                 .into_iter()
                 .map(|b| (b.row, b.source))
                 .unzip();
+            m.widest = super::views::common::widest_cells(&rows);
             m.rows = Some(rows);
             m.sources = sources;
         }
@@ -284,6 +326,23 @@ impl ListMemo {
         for (pos, row) in order.iter().zip(rows.iter_mut()).take(to).skip(from) {
             refresh(*pos, row);
         }
-        Some(f(rows))
+        Some(f(rows, &m.widest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn aligned_addresses_spread_over_a_tables_low_bits() {
+        // 1,024 restores 64 bytes apart, as an allocator lays them out: a table of 1,024
+        // buckets indexes by the hash's low 10 bits, which must not all be the same few.
+        let build = BuildHasherDefault::<AddrHasher>::default();
+        let buckets: std::collections::HashSet<u64> = (0..1024u64)
+            .map(|k| build.hash_one(0x7f00_0000_0000 + k * 64) & 1023)
+            .collect();
+        assert!(buckets.len() > 600, "{} buckets of 1024", buckets.len());
     }
 }

@@ -118,6 +118,38 @@ pub fn draw_table(
     sel: Selection,
     sort: Option<Sort>,
 ) {
+    draw_table_sized(f, theme, areas, cols, rows, None, sel, sort);
+}
+
+/// The display width of each cell index's widest text among `rows`: what a `Max` column of
+/// `draw_table` is sized by. Worth keeping with rows that are kept: on 1,000 restores it reads
+/// every name on every draw, the once-a-second clock redraw included.
+pub fn widest_cells(rows: &[Row]) -> Vec<usize> {
+    let mut widest: Vec<usize> = Vec::new();
+    for row in rows {
+        if widest.len() < row.cells.len() {
+            widest.resize(row.cells.len(), 0);
+        }
+        for (w, c) in widest.iter_mut().zip(&row.cells) {
+            *w = (*w).max(format::width(&c.text));
+        }
+    }
+    widest
+}
+
+/// `draw_table`, with the widest cells of `rows` (`widest_cells`) when already known; they
+/// must be those of these rows, in the `Max` columns at least.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_table_sized(
+    f: &mut Frame,
+    theme: &Theme,
+    areas: &TableAreas,
+    cols: &[Col],
+    rows: &[Row],
+    widest: Option<&[usize]>,
+    sel: Selection,
+    sort: Option<Sort>,
+) {
     let (columns, rows_area) = (areas.columns, areas.rows);
     let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
     let screen_w = f.area().width;
@@ -129,13 +161,16 @@ pub fn draw_table(
         .iter()
         .map(|i| match cols[*i].width {
             Constraint::Max(cap) => {
-                let widest = rows
-                    .iter()
-                    .filter_map(|r| r.cells.get(*i))
-                    .map(|c| format::width(&c.text))
-                    .chain([format::width(&titles[*i])])
-                    .max()
-                    .unwrap_or(0);
+                let cells = match widest {
+                    Some(w) => w.get(*i).copied().unwrap_or(0),
+                    None => rows
+                        .iter()
+                        .filter_map(|r| r.cells.get(*i))
+                        .map(|c| format::width(&c.text))
+                        .max()
+                        .unwrap_or(0),
+                };
+                let widest = cells.max(format::width(&titles[*i]));
                 Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
             }
             c => c,
@@ -500,5 +535,36 @@ pub fn rows_style(app: &App, kind: Kind) -> Style {
         app.theme().stale()
     } else {
         app.theme().text()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cells: &[&str]) -> Row {
+        Row {
+            cells: cells
+                .iter()
+                .map(|t| Cell {
+                    text: t.to_string(),
+                    style: None,
+                })
+                .collect(),
+            style: Style::default(),
+        }
+    }
+
+    #[test]
+    fn the_widest_cell_of_each_column_is_measured_on_screen_not_in_bytes() {
+        let rows = [
+            row(&["tenant-a", "vm-disk"]),
+            // Six characters of two columns each: 12 wide, 18 bytes.
+            row(&["テナント名前", "x"]),
+            // A row with a cell more than the others.
+            row(&["b", "y", "extra-cell"]),
+        ];
+        assert_eq!(widest_cells(&rows), vec![12, 7, 10]);
+        assert!(widest_cells(&[]).is_empty());
     }
 }

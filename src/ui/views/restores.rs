@@ -177,14 +177,15 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         return;
     }
     let restore = |i: usize| frame.report.restores.get(i).map(|r| &**r);
-    let draw = |f: &mut Frame, rows: &[Row]| {
+    let draw = |f: &mut Frame, rows: &[Row], widest: Option<&[usize]>| {
         let cols = common::stale_column_if_needed(COLS, rows);
-        common::draw_table(
+        common::draw_table_sized(
             f,
             t,
             &a,
             cols,
             rows,
+            widest,
             app.list_selection(ScreenKind::Restores),
             app.sort(ScreenKind::Restores),
         );
@@ -218,7 +219,9 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     if app
         .list_memo
-        .with_rows(frame, &order, visible, build, refresh, |rows| draw(f, rows))
+        .with_rows(frame, &order, visible, build, refresh, |rows, widest| {
+            draw(f, rows, Some(widest))
+        })
         .is_none()
     {
         let rows: Vec<Row> = order
@@ -226,6 +229,6 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             .filter_map(|&i| restore(i))
             .map(|r| row(app, r))
             .collect();
-        draw(f, &rows);
+        draw(f, &rows, None);
     }
 }
