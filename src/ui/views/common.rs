@@ -14,7 +14,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 pub const TAB_SEP: &str = " │ ";
 pub const TAB_SEP_WIDTH: u16 = 3;
@@ -234,7 +234,62 @@ pub fn draw_table_sized(
             line
         })
         .collect();
-    f.render_widget(Paragraph::new(lines), rows_area);
+    render_rows(&lines, rows_area, f.buffer_mut());
+}
+
+/// Draws `lines` exactly as `Paragraph::new(lines)` would (left-aligned, not wrapped, cut at
+/// the area's edge), but a span of printable ASCII a byte per cell: the paragraph walks the
+/// Unicode graphemes of every character, which on a 160x48 table was half of a redraw's time,
+/// and each new frame and clock tick redraws it. Other spans take the paragraph's own steps
+/// (its graphemes, their widths, the same cut).
+fn render_rows(lines: &[Line], area: Rect, buf: &mut ratatui::buffer::Buffer) {
+    use ratatui::buffer::CellWidth;
+    let area = area.intersection(buf.area);
+    let max = area.width;
+    for (y, line) in (area.top()..area.bottom()).zip(lines) {
+        if line
+            .alignment
+            .is_some_and(|a| a != ratatui::layout::Alignment::Left)
+        {
+            Paragraph::new(line.clone()).render(Rect::new(area.x, y, area.width, 1), buf);
+            continue;
+        }
+        let base = Style::default().patch(line.style);
+        // The width drawn so far: the paragraph stops at the first grapheme that does not fit.
+        let mut w: u16 = 0;
+        'spans: for span in &line.spans {
+            if span.content.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                let style = base.patch(span.style);
+                for b in span.content.bytes() {
+                    if w >= max {
+                        break 'spans;
+                    }
+                    buf[(area.left() + w, y)]
+                        .set_char(char::from(b))
+                        .set_style(style);
+                    w += 1;
+                }
+                continue;
+            }
+            for g in span.styled_graphemes(base) {
+                let gw = g.symbol.cell_width();
+                if gw > max {
+                    continue;
+                }
+                if w + gw > max {
+                    break 'spans;
+                }
+                if gw == 0 {
+                    continue;
+                }
+                let symbol = if g.symbol.is_empty() { " " } else { g.symbol };
+                buf[(area.left() + w, y)]
+                    .set_symbol(symbol)
+                    .set_style(g.style);
+                w += gw;
+            }
+        }
+    }
 }
 
 /// When fixed-width columns overflow the line, narrows the widest of the `shrinkable` ones
@@ -541,6 +596,7 @@ pub fn rows_style(app: &App, kind: Kind) -> Style {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::text::{Line, Span};
 
     fn row(cells: &[&str]) -> Row {
         Row {
@@ -553,6 +609,48 @@ mod tests {
                 .collect(),
             style: Style::default(),
         }
+    }
+
+    #[test]
+    fn rows_are_drawn_cell_for_cell_as_a_paragraph_draws_them() {
+        use ratatui::buffer::Buffer;
+        use ratatui::style::{Color, Modifier};
+        let cut = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let lines = vec![
+            Line::from(vec![
+                Span::raw("tenant-a"),
+                Span::raw(" "),
+                Span::styled("vm", cut),
+            ]),
+            // The cursor's row: the line's style under each span's.
+            Line::from(vec![Span::styled("sel", cut), Span::raw(" row")])
+                .style(Style::default().bg(Color::Blue)),
+            Line::from(""),
+            // Wider than the area: cut at its edge.
+            Line::from("x".repeat(40)),
+            // Not ASCII: wide characters, a combining mark, a control character.
+            Line::from(vec![
+                Span::raw("テナ"),
+                Span::raw("e\u{301}"),
+                Span::raw("a\tb"),
+            ]),
+            // A wide character that does not fit ends the line, as the paragraph cuts it.
+            Line::from(vec![
+                Span::raw("x".repeat(19)),
+                Span::raw("テ"),
+                Span::raw("y"),
+            ]),
+            Line::from(vec![Span::raw("a\u{200b}b…"), Span::styled("ok", cut)]),
+            Line::from("right").alignment(ratatui::layout::Alignment::Right),
+            // More lines than the area is high: the rest is not drawn.
+            Line::from("below the area"),
+        ];
+        let area = Rect::new(2, 1, 20, 8);
+        let mut fast = Buffer::filled(Rect::new(0, 0, 24, 10), ratatui::buffer::Cell::new("·"));
+        let mut para = fast.clone();
+        render_rows(&lines, area, &mut fast);
+        Paragraph::new(lines).render(area, &mut para);
+        assert_eq!(fast, para);
     }
 
     #[test]
