@@ -101,11 +101,23 @@ impl Source {
     }
 }
 
-/// A row and what it was built from.
+/// A row, what it was built from, and the display width of its cells as built.
 #[derive(Clone)]
 pub struct BuiltRow {
     pub source: Source,
     pub row: Row,
+    widths: Box<[usize]>,
+}
+
+impl BuiltRow {
+    pub fn new(source: Source, row: Row) -> BuiltRow {
+        let widths = super::views::common::cell_widths(&row);
+        BuiltRow {
+            source,
+            row,
+            widths,
+        }
+    }
 }
 
 /// The rows of the frame before, to be taken (not copied) by the rows of the next that are
@@ -160,11 +172,14 @@ struct Memo {
     order: Vec<usize>,
     /// The rows of `order`, clock-dependent cells as last drawn.
     rows: Option<Vec<Row>>,
-    /// `common::widest_cells` of `rows` as built: the clock refreshes only cells of fixed
-    /// width, so what sizes the other columns does not move until the rows are rebuilt.
+    /// The widest of `widths`: the clock refreshes only cells of fixed width, so what sizes
+    /// the other columns does not move until the rows are rebuilt.
     widest: Vec<usize>,
     /// What each of `rows` was built from.
     sources: Vec<Source>,
+    /// The display width of each of `rows`' cells as built (`common::cell_widths`): a row
+    /// taken from the frame before keeps them, so a new frame measures only the rows it built.
+    widths: Vec<Box<[usize]>>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
     /// The order's keys for this frame.
@@ -183,7 +198,12 @@ impl std::fmt::Debug for ListMemo {
 }
 
 /// Rows and their sources (made for `frame`), ready to be taken by the next frame's.
-fn earlier_of(frame: Arc<Frame>, rows: Vec<Row>, sources: Vec<Source>) -> Earlier {
+fn earlier_of(
+    frame: Arc<Frame>,
+    rows: Vec<Row>,
+    sources: Vec<Source>,
+    widths: Vec<Box<[usize]>>,
+) -> Earlier {
     let at = sources
         .iter()
         .enumerate()
@@ -192,7 +212,14 @@ fn earlier_of(frame: Arc<Frame>, rows: Vec<Row>, sources: Vec<Source>) -> Earlie
     let rows = rows
         .into_iter()
         .zip(sources)
-        .map(|(row, source)| Some(BuiltRow { source, row }))
+        .zip(widths)
+        .map(|((row, source), widths)| {
+            Some(BuiltRow {
+                source,
+                row,
+                widths,
+            })
+        })
         .collect();
     Earlier {
         _frame: Some(frame),
@@ -272,8 +299,9 @@ impl ListMemo {
                 frame,
                 rows: Some(rows),
                 sources,
+                widths,
                 ..
-            }) => Some(earlier_of(frame, rows, sources)),
+            }) => Some(earlier_of(frame, rows, sources, widths)),
             Some(m) => m.earlier,
             None => None,
         };
@@ -286,6 +314,7 @@ impl ListMemo {
             rows: None,
             widest: Vec::new(),
             sources: Vec::new(),
+            widths: Vec::new(),
             earlier,
             keys: cache.now,
         });
@@ -313,13 +342,19 @@ impl ListMemo {
         if m.rows.is_none() {
             // Only this frame's rows are kept: the older frame's restores are let go.
             let mut earlier = m.earlier.take().unwrap_or_default();
-            let (rows, sources): (Vec<Row>, Vec<Source>) = build(&mut earlier)
-                .into_iter()
-                .map(|b| (b.row, b.source))
-                .unzip();
-            m.widest = super::views::common::widest_cells(&rows);
+            let built = build(&mut earlier);
+            let mut rows = Vec::with_capacity(built.len());
+            let mut sources = Vec::with_capacity(built.len());
+            let mut widths = Vec::with_capacity(built.len());
+            for b in built {
+                rows.push(b.row);
+                sources.push(b.source);
+                widths.push(b.widths);
+            }
+            m.widest = super::views::common::widest_of(widths.iter().map(|w| &**w));
             m.rows = Some(rows);
             m.sources = sources;
+            m.widths = widths;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
         let (from, to) = (visible.start, visible.end.min(rows.len()));

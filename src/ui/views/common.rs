@@ -121,20 +121,32 @@ pub fn draw_table(
     draw_table_sized(f, theme, areas, cols, rows, None, sel, sort);
 }
 
-/// The display width of each cell index's widest text among `rows`: what a `Max` column of
-/// `draw_table` is sized by. Worth keeping with rows that are kept: on 1,000 restores it reads
-/// every name on every draw, the once-a-second clock redraw included.
-pub fn widest_cells(rows: &[Row]) -> Vec<usize> {
+/// The display width of each of `row`'s cells: measured once when a row is built and kept
+/// with it (`widest_of`), since measuring every name of 1,000 rows on each new frame was a
+/// third of the restores list's draw (issue 28, seventh session).
+pub fn cell_widths(row: &Row) -> Box<[usize]> {
+    row.cells.iter().map(|c| format::width(&c.text)).collect()
+}
+
+/// The widest of each cell index among rows of the given `cell_widths`: what a `Max` column of
+/// `draw_table` is sized by.
+pub fn widest_of<'a>(rows: impl IntoIterator<Item = &'a [usize]>) -> Vec<usize> {
     let mut widest: Vec<usize> = Vec::new();
     for row in rows {
-        if widest.len() < row.cells.len() {
-            widest.resize(row.cells.len(), 0);
+        if widest.len() < row.len() {
+            widest.resize(row.len(), 0);
         }
-        for (w, c) in widest.iter_mut().zip(&row.cells) {
-            *w = (*w).max(format::width(&c.text));
+        for (w, c) in widest.iter_mut().zip(row) {
+            *w = (*w).max(*c);
         }
     }
     widest
+}
+
+/// `widest_of` the cells of `rows`, measured now.
+pub fn widest_cells(rows: &[Row]) -> Vec<usize> {
+    let widths: Vec<Box<[usize]>> = rows.iter().map(cell_widths).collect();
+    widest_of(widths.iter().map(|w| &**w))
 }
 
 /// `draw_table`, with the widest cells of `rows` (`widest_cells`) when already known; they

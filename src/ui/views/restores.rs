@@ -199,9 +199,8 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             .map(|(i, r)| {
                 earlier
                     .take(&frame.report, i, r, stale_kind)
-                    .unwrap_or_else(|| BuiltRow {
-                        source: Source::new(&frame.report, i, r, stale_kind),
-                        row: row(app, r),
+                    .unwrap_or_else(|| {
+                        BuiltRow::new(Source::new(&frame.report, i, r, stale_kind), row(app, r))
                     })
             })
             .collect()
