@@ -195,6 +195,13 @@ fn check(a: &Analyzer, snap: &Snapshot, settings: &Settings, step: usize, op: &O
             "after step {step} ({op:?}): findings of {:?} by position",
             r.id
         );
+        // Where the index files a restore's findings it files this very restore: the rows of
+        // the dashboard are matched to their restores by that place.
+        assert!(
+            inc.filed_at(i).is_none() || inc.filed_checked(i).is_some(),
+            "after step {step} ({op:?}): the index files another {:?} than the report lists",
+            r.id
+        );
     }
 }
 
@@ -401,6 +408,58 @@ fn a_quiet_running_restore_is_redone_only_when_it_stalls() {
     assert!(stalled(&a));
     let full = analyze(a.snapshot(), &settings, a.now());
     assert_eq!(**a.report(), full);
+}
+
+/// A change that alters no restore's analysis (an object written again as it was) keeps what
+/// the report had, restore for restore and finding for finding, the same shared values: the
+/// dashboard keeps a row while its restore and findings are the very same ones, so a change in
+/// a namespace of several restores redraws only the rows it altered.
+#[test]
+fn what_a_change_did_not_alter_stays_the_same_shared_value() {
+    let pool = pool();
+    let now: jiff::Timestamp = "2026-11-20T10:08:00Z".parse().unwrap();
+    let mut snap = Snapshot::default();
+    for o in &pool.objects {
+        snap.objects.insert(o.clone());
+    }
+    for k in Kind::all() {
+        snap.health.insert(
+            k,
+            KindHealth {
+                state: SyncState::Synced,
+                last_event: Some(now),
+            },
+        );
+    }
+    let settings = Settings::default();
+    let mut a = Analyzer::new(Arc::new(snap.clone()), settings.clone(), now);
+    let before = Arc::clone(a.report());
+    assert!(before.restores.len() > 1 && !before.findings.is_empty());
+    // Every restore's own RestoreJob, written again unchanged.
+    let mut changes = Changes::default();
+    for r in &before.restores {
+        changes.object(
+            Kind::RestoreJob,
+            ObjKey::new(r.id.namespace.clone(), r.id.name.clone()),
+        );
+    }
+    let after = a.apply(Arc::new(snap), &changes);
+    assert!(!Arc::ptr_eq(&before, &after), "nothing was redone");
+    assert_eq!(*before, *after);
+    for (b, n) in before.restores.iter().zip(&after.restores) {
+        assert!(Arc::ptr_eq(b, n), "{:?} is a new value", b.id);
+    }
+    for (b, n) in before.findings.iter().zip(&after.findings) {
+        assert!(
+            Arc::ptr_eq(b, n),
+            "{} about {:?} is a new value",
+            b.code,
+            b.restore
+        );
+    }
+    for i in 0..after.restores.len() {
+        assert!(after.filed_at(i).is_none() || after.filed_checked(i).is_some());
+    }
 }
 
 /// The class the random search found one case of (a copy restore's DataVolume deleted in its

@@ -113,9 +113,59 @@ impl NamespacePart {
             && self.orig_pvcs.is_empty()
     }
 
+    /// Whether it has findings of its own or orphaned suspensions (counted or not).
+    pub fn has_findings(&self) -> bool {
+        !self.findings.is_empty() || !self.orphaned.is_empty()
+    }
+
     /// The earliest instant at which analysing the same objects could give another part.
     pub fn valid_until(&self) -> Option<Timestamp> {
         self.valid_until
+    }
+
+    /// Takes from `old`, the part of namespace `ns` before a change, each restore and `-orig`
+    /// PVC that came out the same, and its findings when they all did: what a change did not
+    /// alter keeps its identity, so the report's merge (`assemble`) and the dashboard's rows
+    /// (`ui::list_memo`, by address) are not redone for it. Returns whether the findings (the
+    /// namespace's own and its orphaned suspensions) are `old`'s.
+    pub fn keep_unchanged(&mut self, ns: &str, old: &NamespacePart) -> bool {
+        let mut taken = false;
+        for (new, was) in self.restores.iter_mut().zip(&old.restores) {
+            if !std::sync::Arc::ptr_eq(new, was) && **new == **was {
+                *new = std::sync::Arc::clone(was);
+                taken = true;
+            }
+        }
+        for (new, was) in self.orig_pvcs.iter_mut().zip(&old.orig_pvcs) {
+            if !std::sync::Arc::ptr_eq(new, was) && **new == **was {
+                *new = std::sync::Arc::clone(was);
+            }
+        }
+        let same_findings = self.findings == old.findings;
+        if same_findings {
+            self.findings.clone_from(&old.findings);
+            taken = true;
+        }
+        let same_orphaned = self.orphaned == old.orphaned;
+        if same_orphaned {
+            self.orphaned.clone_from(&old.orphaned);
+        }
+        if taken {
+            // The index files the very restores and findings the report lists.
+            let all_old = same_findings
+                && self.restores.len() == old.restores.len()
+                && self
+                    .restores
+                    .iter()
+                    .zip(&old.restores)
+                    .all(|(a, b)| std::sync::Arc::ptr_eq(a, b));
+            self.index = if all_old {
+                std::sync::Arc::clone(&old.index)
+            } else {
+                std::sync::Arc::new(NsIndex::new(ns, &self.restores, &self.findings))
+            };
+        }
+        same_findings && same_orphaned
     }
 }
 
@@ -337,6 +387,30 @@ pub fn assemble<'p>(
     parts: impl Iterator<Item = &'p NamespacePart> + Clone,
     controller: std::sync::Arc<controller::ControllerGeneration>,
 ) -> Report {
+    assemble_reusing(snap, settings, now, parts, controller, None).0
+}
+
+/// What a report's findings were merged from besides the parts' own: the cluster-wide findings
+/// and whether orphaned suspensions counted.
+#[derive(Default, Clone)]
+pub struct MergedFrom {
+    global: Vec<std::sync::Arc<Finding>>,
+    knowable: bool,
+}
+
+/// `assemble`, merging the findings again only when they can differ from `earlier`'s: given
+/// `Some((from, findings))` when every part's findings are the very ones an earlier report's
+/// `findings` were merged from with `from`. On 1,000 restores the merge compared findings
+/// by restore name on every change although a change rarely alters a finding. Returns what
+/// this report's findings were merged from.
+pub fn assemble_reusing<'p>(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: Timestamp,
+    parts: impl Iterator<Item = &'p NamespacePart> + Clone,
+    controller: std::sync::Arc<controller::ControllerGeneration>,
+    earlier: Option<(&MergedFrom, &[std::sync::Arc<Finding>])>,
+) -> (Report, MergedFrom) {
     let restores: Vec<std::sync::Arc<RestoreView>> = parts
         .clone()
         .flat_map(|p| p.restores.iter().cloned())
@@ -358,14 +432,21 @@ pub fn assemble<'p>(
     // part's already in report order; only the cluster-wide ones are new.
     let global = report_order::sorted(shared(out.0, &restores));
     let knowable = global::orphans_knowable(snap);
-    let mut runs: Vec<&[std::sync::Arc<Finding>]> = Vec::new();
-    for p in parts.clone() {
-        runs.push(&p.findings);
-        if knowable {
-            runs.push(&p.orphaned);
+    let findings = match earlier {
+        Some((from, findings)) if from.knowable == knowable && from.global == global => {
+            findings.to_vec()
         }
-    }
-    let findings = report_order::merge(&runs, &global);
+        _ => {
+            let mut runs: Vec<&[std::sync::Arc<Finding>]> = Vec::new();
+            for p in parts.clone() {
+                runs.push(&p.findings);
+                if knowable {
+                    runs.push(&p.orphaned);
+                }
+            }
+            report_order::merge(&runs, &global)
+        }
+    };
     let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
         .clone()
         .flat_map(|p| p.orig_pvcs.iter().cloned())
@@ -389,7 +470,7 @@ pub fn assemble<'p>(
             .map(|p| p.valid_until)
             .chain(std::iter::once(clock.valid_until())),
     );
-    Report {
+    let report = Report {
         now: Some(now),
         valid_until,
         restores,
@@ -397,7 +478,8 @@ pub fn assemble<'p>(
         orig_pvcs,
         controller,
         index,
-    }
+    };
+    (report, MergedFrom { global, knowable })
 }
 
 /// Findings made shareable, each marked stale when the restore it is about shows stale data.

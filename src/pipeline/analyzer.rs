@@ -34,6 +34,9 @@ pub struct Analyzer {
     now: Timestamp,
     parts: BTreeMap<String, NamespacePart>,
     report: Arc<Report>,
+    /// What the report's findings were merged from besides the parts' (`None` once a part's
+    /// findings changed since): lets `assemble` reuse the merged list.
+    merged_from: Option<analysis::MergedFrom>,
 }
 
 /// Which namespaces a batch of changes can alter.
@@ -52,6 +55,7 @@ impl Analyzer {
             now,
             parts: BTreeMap::new(),
             report: Arc::new(Report::default()),
+            merged_from: None,
         };
         a.redo_all();
         a
@@ -159,6 +163,7 @@ impl Analyzer {
 
     fn redo_all(&mut self) {
         self.parts.clear();
+        self.merged_from = None;
         for ns in analysis::part_namespaces(&self.snap) {
             let part = analysis::analyze_namespace(
                 &self.snap,
@@ -177,28 +182,44 @@ impl Analyzer {
     }
 
     fn redo(&mut self, ns: &str) {
-        let part = analysis::analyze_namespace(
+        let mut part = analysis::analyze_namespace(
             &self.snap,
             &self.settings,
             self.now,
             ns,
             self.controller.generation,
         );
+        let same_findings = match self.parts.get(ns) {
+            Some(old) => part.keep_unchanged(ns, old),
+            None => !part.has_findings(),
+        };
+        if !same_findings {
+            self.merged_from = None;
+        }
         if part.is_empty() {
-            self.parts.remove(ns);
+            if self.parts.remove(ns).is_some_and(|old| old.has_findings()) {
+                self.merged_from = None;
+            }
         } else {
             self.parts.insert(ns.to_string(), part);
         }
     }
 
     fn assemble(&mut self) {
-        self.report = Arc::new(analysis::assemble(
+        let earlier = self
+            .merged_from
+            .as_ref()
+            .map(|from| (from, self.report.findings.as_slice()));
+        let (report, from) = analysis::assemble_reusing(
             &self.snap,
             &self.settings,
             self.now,
             self.parts.values(),
             Arc::clone(&self.controller),
-        ));
+            earlier,
+        );
+        self.report = Arc::new(report);
+        self.merged_from = Some(from);
     }
 }
 
