@@ -3,10 +3,7 @@
 
 use super::worker::percentile;
 use anyhow::{Context, bail};
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-use kube::api::{Api, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -176,23 +173,16 @@ impl Kubectl {
             let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
                 break;
             };
-            let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
             while rx.try_recv().is_ok() {}
             let t0 = Instant::now();
-            api.patch(
+            super::writes::patch_annotation(
+                client,
+                ns,
                 name,
-                &PatchParams::default(),
-                &Patch::Merge(
-                    json!({"metadata": {"annotations": {"bench.restorewatch.io/kubectl-seq": i.to_string()}}}),
-                ),
+                "bench.restorewatch.io/kubectl-seq",
+                &i.to_string(),
             )
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "PATCH {ns}/{name}: {}",
-                    crate::cluster::errors::describe(&e)
-                )
-            })?;
+            .await?;
             let seen = tokio::time::timeout(Duration::from_secs(10), async {
                 while let Some((at, line)) = rx.recv().await {
                     let mut cols = line.split_whitespace();
