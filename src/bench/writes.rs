@@ -93,6 +93,22 @@ pub async fn patch_annotation(
     Ok(())
 }
 
+/// `n` untimed merge-PATCHes of an annotation of its own, cycling through `targets`: the server
+/// warmed before anything is timed against it.
+pub async fn warm_server(
+    client: &kube::Client,
+    targets: &[(String, String)],
+    n: usize,
+) -> anyhow::Result<()> {
+    for (i, (ns, name)) in targets.iter().cycle().take(n).enumerate() {
+        patch_annotation(client, ns, name, ANN_BENCH_WARM, &i.to_string()).await?;
+    }
+    Ok(())
+}
+
+/// The annotation `warm_server` writes: not the one timed, so no timed write meets its value.
+const ANN_BENCH_WARM: &str = "bench.restorewatch.io/warm";
+
 /// `writes` merge-PATCHes of `ANN_BENCH_SEQ`, cycling through `targets`, each timed until
 /// `shown` holds it; 20-50 ms apart, at no fixed phase against a clock's redraw. Values start
 /// with `tag`: a value the PVC already holds (another process's run before) is no change, and
