@@ -128,11 +128,16 @@ fn cut(s: &str, max: usize) -> Cow<'_, str> {
 pub fn fit(s: &str, w: usize, right: bool) -> String {
     let t = truncate(s, w);
     let pad = w.saturating_sub(width(&t));
+    // Every visible cell of a table passes here on each draw: one allocation, no formatting.
+    let mut out = String::with_capacity(t.len() + pad);
     if right {
-        format!("{}{}", " ".repeat(pad), t)
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str(&t);
     } else {
-        format!("{}{}", t, " ".repeat(pad))
+        out.push_str(&t);
+        out.extend(std::iter::repeat_n(' ', pad));
     }
+    out
 }
 
 /// The last guard between cluster text and the terminal: whatever a widget let through, no cell

@@ -200,7 +200,7 @@ pub fn draw_table_sized(
         .map(|r| usize::from(r.width))
         .collect();
     let line_of = |cells: Vec<(String, Style)>| {
-        let mut spans = Vec::new();
+        let mut spans = Vec::with_capacity(cells.len() * 2);
         for (n, (text, style)) in cells.into_iter().enumerate() {
             if n > 0 {
                 spans.push(Span::raw(" "));

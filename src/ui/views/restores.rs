@@ -193,17 +193,20 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     let stale_kind = frame.snapshot.is_stale(crate::model::Kind::RestoreJob);
     // A row is rebuilt only when its restore, its findings or its staleness changed.
     let build = |earlier: &mut Earlier| {
-        order
-            .iter()
-            .filter_map(|&i| Some((i, frame.report.restores.get(i)?)))
-            .map(|(i, r)| {
-                earlier
-                    .take(&frame.report, i, r, stale_kind)
-                    .unwrap_or_else(|| {
-                        BuiltRow::new(Source::new(&frame.report, i, r, stale_kind), row(app, r))
-                    })
-            })
-            .collect()
+        let mut rows = Vec::with_capacity(order.len());
+        rows.extend(
+            order
+                .iter()
+                .filter_map(|&i| Some((i, frame.report.restores.get(i)?)))
+                .map(|(i, r)| {
+                    earlier
+                        .take(&frame.report, i, r, stale_kind)
+                        .unwrap_or_else(|| {
+                            BuiltRow::new(Source::new(&frame.report, i, r, stale_kind), row(app, r))
+                        })
+                }),
+        );
+        rows
     };
     // The rows `draw_table` draws: only their clock cells are read.
     let height = usize::from(a.rows.height);
