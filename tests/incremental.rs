@@ -357,15 +357,7 @@ fn a_quiet_running_restore_is_redone_only_when_it_stalls() {
         snap.objects.insert(o);
     }
     let now: jiff::Timestamp = "2026-11-20T10:08:00Z".parse().unwrap();
-    for k in Kind::all() {
-        snap.health.insert(
-            k,
-            KindHealth {
-                state: SyncState::Synced,
-                last_event: Some(now),
-            },
-        );
-    }
+    snap.mark_every_kind(SyncState::Synced, Some(now));
     let settings = Settings::default();
     let mut a = Analyzer::new(Arc::new(snap), settings.clone(), now);
     let stalled = |a: &Analyzer| {
@@ -422,15 +414,7 @@ fn what_a_change_did_not_alter_stays_the_same_shared_value() {
     for o in &pool.objects {
         snap.objects.insert(o.clone());
     }
-    for k in Kind::all() {
-        snap.health.insert(
-            k,
-            KindHealth {
-                state: SyncState::Synced,
-                last_event: Some(now),
-            },
-        );
-    }
+    snap.mark_every_kind(SyncState::Synced, Some(now));
     let settings = Settings::default();
     let mut a = Analyzer::new(Arc::new(snap.clone()), settings.clone(), now);
     let before = Arc::clone(a.report());
