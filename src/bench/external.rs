@@ -35,7 +35,13 @@ impl Scratch {
         }))?;
         let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
         let made = api
-            .create(&PostParams::default(), &pvc)
+            .create(
+                &PostParams {
+                    field_manager: Some(crate::cluster::client::FIELD_MANAGER.to_string()),
+                    ..PostParams::default()
+                },
+                &pvc,
+            )
             .await
             .map_err(|e| {
                 anyhow::anyhow!(

@@ -80,7 +80,12 @@ pub async fn patch_annotation(
     let req = kube::core::Request::new(url)
         .patch(
             name,
-            &PatchParams::default(),
+            // On a real cluster (`--writes-namespace`) these are restorewatch's writes: its
+            // managedFields entry says so, as for the actions.
+            &PatchParams {
+                field_manager: Some(crate::cluster::client::FIELD_MANAGER.to_string()),
+                ..PatchParams::default()
+            },
             &Patch::Merge(json!({"metadata": {"annotations": {key: value}}})),
         )
         .map_err(|e| anyhow::anyhow!("building the PATCH of PVC {ns}/{name}: {e}"))?;
@@ -168,4 +173,46 @@ pub async fn time_writes(
     out.patch_p50_ms = percentile(&patch, 50.0);
     out.patch_p99_ms = percentile(&patch, 99.0);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Kind;
+    use crate::sim::{Sim, SimConfig};
+
+    /// The bench's writes (the warm-up and the timed ones) land on a real cluster's scratch PVC
+    /// with `--writes-namespace`: each is recorded as restorewatch's, as the actions' are, not
+    /// under whatever the client library calls itself. Its answer being an error is an error.
+    #[tokio::test]
+    async fn the_bench_writes_under_restorewatchs_field_manager() {
+        let sim = Sim::start(SimConfig::default()).await.expect("emulator");
+        sim.store()
+            .load(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "scratch", "namespace": "n", "uid": "u-s"},
+                "spec": {"resources": {"requests": {"storage": "1Mi"}}}}))
+            .expect("loads");
+        let client = sim.client().expect("client");
+        let targets = vec![("n".to_string(), "scratch".to_string())];
+        warm_server(&client, &targets, 3).await.expect("warm-up");
+        patch_annotation(&client, "n", "scratch", ANN_BENCH_SEQ, "t7")
+            .await
+            .expect("timed write");
+        let pvc = sim
+            .store()
+            .get(Kind::PersistentVolumeClaim, "n", "scratch")
+            .expect("the PVC");
+        assert_eq!(pvc["metadata"]["annotations"][ANN_BENCH_WARM], json!("2"));
+        assert_eq!(pvc["metadata"]["annotations"][ANN_BENCH_SEQ], json!("t7"));
+        let managers: Vec<&str> = pvc["metadata"]["managedFields"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|m| m["manager"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(managers, vec!["restorewatch"], "{pvc}");
+        let missing = patch_annotation(&client, "n", "gone", ANN_BENCH_SEQ, "x").await;
+        let err = missing
+            .expect_err("a PATCH of a missing PVC fails")
+            .to_string();
+        assert!(err.contains("patching PVC n/gone"), "{err}");
+    }
 }
