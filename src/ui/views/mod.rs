@@ -7,6 +7,7 @@ pub mod common;
 mod consent;
 pub mod detail;
 pub mod dialog;
+pub mod drawn_rows;
 pub mod events;
 pub mod findings;
 pub mod header;
