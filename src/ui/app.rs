@@ -260,8 +260,6 @@ pub struct App {
     pub opts: UiOptions,
     /// The restores list's order and rows as last drawn (see `list_memo`).
     pub list_memo: super::list_memo::ListMemo,
-    /// Each table row's cells as last drawn (see `views::drawn_rows`).
-    pub drawn_rows: super::views::drawn_rows::DrawnRows,
     /// The frame on screen.
     pub shown: Option<Arc<Frame>>,
     /// The newest frame received; differs from `shown` only while frozen.
@@ -314,7 +312,6 @@ impl App {
         };
         App {
             list_memo: Default::default(),
-            drawn_rows: Default::default(),
             namespace: opts.namespace.clone(),
             status: opts.notice.clone().map(|text| StatusMsg {
                 text,

@@ -50,7 +50,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         .collect();
     common::draw_table(
         f,
-        app,
+        t,
         &a,
         COLS,
         &rows,

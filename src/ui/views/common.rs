@@ -111,14 +111,14 @@ pub struct Row {
 /// column, numbers right-aligned; the selected row is drawn with the cursor style on top.
 pub fn draw_table(
     f: &mut Frame,
-    app: &App,
+    theme: &Theme,
     areas: &TableAreas,
     cols: &[Col],
     rows: &[Row],
     sel: Selection,
     sort: Option<Sort>,
 ) {
-    draw_table_sized(f, app, areas, cols, rows, None, sel, sort);
+    draw_table_sized(f, theme, areas, cols, rows, None, sel, sort);
 }
 
 /// The display width of each of `row`'s cells: measured once when a row is built and kept
@@ -154,7 +154,7 @@ pub fn widest_cells(rows: &[Row]) -> Vec<usize> {
 #[allow(clippy::too_many_arguments)]
 pub fn draw_table_sized(
     f: &mut Frame,
-    app: &App,
+    theme: &Theme,
     areas: &TableAreas,
     cols: &[Col],
     rows: &[Row],
@@ -162,7 +162,6 @@ pub fn draw_table_sized(
     sel: Selection,
     sort: Option<Sort>,
 ) {
-    let theme = app.theme();
     let (columns, rows_area) = (areas.columns, areas.rows);
     let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
     let screen_w = f.area().width;
@@ -220,43 +219,34 @@ pub fn draw_table_sized(
     f.render_widget(Paragraph::new(header), columns);
     let h = usize::from(rows_area.height);
     let vis = sel.visible(rows.len(), h);
-    let buf = f.buffer_mut();
-    let mut parts = Vec::with_capacity(shown.len());
-    for (y, (n, row)) in
-        (rows_area.top()..rows_area.bottom()).zip(rows.iter().enumerate().skip(vis.offset).take(h))
-    {
-        let selected = n == vis.selected;
-        parts.clear();
-        parts.extend(shown.iter().zip(&widths).map(|(i, w)| {
-            let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
-            let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(vis.offset)
+        .take(h)
+        .map(|(n, row)| {
+            let selected = n == vis.selected;
+            let cells = shown
+                .iter()
+                .zip(&widths)
+                .map(|(i, w)| {
+                    let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
+                    let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
+                    if selected {
+                        style = style.patch(theme.selected());
+                    }
+                    (fit(text, *w, cols[*i].right), style)
+                })
+                .collect();
+            let mut line = line_of(cells);
             if selected {
-                style = style.patch(theme.selected());
+                // The spaces between cells belong to the cursor too.
+                line = line.style(theme.selected());
             }
-            super::drawn_rows::Part {
-                text,
-                style,
-                width: *w,
-                right: cols[*i].right,
-            }
-        }));
-        // The spaces between cells belong to the cursor too.
-        let line_style = selected.then(|| theme.selected());
-        let at = Rect::new(rows_area.x, y, rows_area.width, 1);
-        app.drawn_rows
-            .draw_row(buf, at, &parts, line_style, |buf, at| {
-                let mut line = line_of(
-                    parts
-                        .iter()
-                        .map(|p| (fit(p.text, p.width, p.right), p.style))
-                        .collect(),
-                );
-                if let Some(s) = line_style {
-                    line = line.style(s);
-                }
-                render_rows(std::slice::from_ref(&line), at, buf);
-            });
-    }
+            line
+        })
+        .collect();
+    render_rows(&lines, rows_area, f.buffer_mut());
 }
 
 /// Draws `lines` exactly as `Paragraph::new(lines)` would (left-aligned, not wrapped, cut at

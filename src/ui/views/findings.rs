@@ -65,7 +65,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         .collect();
     let cols = common::stale_column_if_needed(COLS, &rows);
     let sel = app.list_selection(ScreenKind::Findings);
-    common::draw_table(f, app, &a, cols, &rows, sel, app.sort(ScreenKind::Findings));
+    common::draw_table(f, t, &a, cols, &rows, sel, app.sort(ScreenKind::Findings));
     if let Some(extra) = a.extra {
         let vis = sel.visible(items.len(), usize::from(a.rows.height));
         if let Some(fi) = items.get(vis.selected) {

@@ -7,7 +7,6 @@ pub mod common;
 mod consent;
 pub mod detail;
 pub mod dialog;
-pub mod drawn_rows;
 pub mod events;
 pub mod findings;
 pub mod header;

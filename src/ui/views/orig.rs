@@ -270,7 +270,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         .collect();
     let cols = if stale { COLS } else { &COLS[..COLS.len() - 1] };
     let sel = app.list_selection(ScreenKind::Orig);
-    common::draw_table(f, app, &a, cols, &rows, sel, app.sort(ScreenKind::Orig));
+    common::draw_table(f, t, &a, cols, &rows, sel, app.sort(ScreenKind::Orig));
     let Some(extra) = a.extra else { return };
     let vis = sel.visible(items.len(), usize::from(a.rows.height));
     let Some(o) = items.get(vis.selected) else {

@@ -181,7 +181,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         let cols = common::stale_column_if_needed(COLS, rows);
         common::draw_table_sized(
             f,
-            app,
+            t,
             &a,
             cols,
             rows,
