@@ -1,0 +1,127 @@
+//! The dashboard keeps what it drew (the restores list's order and rows, `ui::list_memo`) and
+//! redoes only what a change touches: whatever the operator does and whatever frames arrive,
+//! each screen it draws is, cell for cell and style for style, the screen a dashboard that
+//! never drew before draws after the same steps.
+
+mod common;
+
+use common::ui_data;
+use crossterm::event::{KeyCode, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use restorewatch::analysis::Report;
+use restorewatch::pipeline::frame::Frame;
+use restorewatch::ui::theme::Theme;
+use restorewatch::ui::{App, Msg, UiOptions, update, view};
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Key(KeyCode, KeyModifiers),
+    Frame(Arc<Frame>),
+    Tick(jiff::Timestamp),
+    Resize(u16, u16),
+}
+
+/// An app in colour: the cursor row and the severities differ by style, not only by text.
+fn app() -> App {
+    let opts = UiOptions {
+        theme: Theme::builtin(true),
+        ..ui_data::options()
+    };
+    let mut a = App::new(opts, ui_data::now(), (160, 20));
+    update(&mut a, Msg::Frame(Some(ui_data::frame(1))));
+    a
+}
+
+fn apply(app: &mut App, step: &Step) {
+    match step {
+        Step::Key(code, m) => common::press_mod(app, *code, *m),
+        Step::Frame(f) => update(app, Msg::Frame(Some(Arc::clone(f)))),
+        Step::Tick(t) => update(app, Msg::Tick(*t)),
+        Step::Resize(w, h) => update(app, Msg::Resize(*w, *h)),
+    }
+}
+
+fn draw(app: &App) -> Buffer {
+    let (w, h) = app.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| view(app, f)).expect("draw");
+    t.backend().buffer().clone()
+}
+
+/// The next frame: restore-test's findings gone, every other restore shared as it was.
+fn without_restore_test_findings() -> Arc<Frame> {
+    let before = ui_data::report();
+    let mut report = Report {
+        restores: before.restores.clone(),
+        findings: before
+            .findings
+            .iter()
+            .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != "restore-test"))
+            .cloned()
+            .collect(),
+        ..before.clone()
+    };
+    report.reindex();
+    ui_data::frame_with(2, ui_data::snapshot(), report)
+}
+
+#[test]
+fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
+    let key = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::NONE);
+    let shift = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::SHIFT);
+    let special = |c: KeyCode| Step::Key(c, KeyModifiers::NONE);
+    let steps = vec![
+        // The cursor moves: the row it leaves and the one it lands on change style only.
+        key('j'),
+        key('j'),
+        key('k'),
+        key('G'),
+        key('g'),
+        // A restore's findings change; the other rows are what they were.
+        Step::Frame(without_restore_test_findings()),
+        // The clock moves: the age cells change, the rest of each row does not.
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(24)),
+        // Sorted: the same rows at other places.
+        shift('N'),
+        shift('N'),
+        // Filtered: fewer rows, the ones left move up.
+        key('/'),
+        key('p'),
+        key('g'),
+        special(KeyCode::Enter),
+        special(KeyCode::Esc),
+        // Narrower and back: other columns, other widths.
+        Step::Resize(100, 20),
+        Step::Resize(160, 20),
+        // The findings screen draws its own table at the same places.
+        key(':'),
+        key('f'),
+        key('i'),
+        key('n'),
+        key('d'),
+        special(KeyCode::Enter),
+        key('j'),
+        special(KeyCode::Esc),
+        // The first frame again.
+        Step::Frame(ui_data::frame(3)),
+    ];
+    let mut live = app();
+    let mut done = Vec::new();
+    let _ = draw(&live);
+    for step in steps {
+        apply(&mut live, &step);
+        done.push(step);
+        let got = draw(&live);
+        // A new dashboard remembers nothing: every row there is built and drawn.
+        let mut fresh = app();
+        for s in &done {
+            apply(&mut fresh, s);
+        }
+        let first = draw(&fresh);
+        assert_eq!(got, first, "after {:?}", done.last());
+    }
+}
