@@ -10,7 +10,6 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use restorewatch::analysis::Report;
 use restorewatch::pipeline::frame::Frame;
 use restorewatch::ui::theme::Theme;
 use restorewatch::ui::{App, Msg, UiOptions, update, view};
@@ -51,28 +50,18 @@ fn draw(app: &App) -> Buffer {
     t.backend().buffer().clone()
 }
 
-/// The next frame: restore-test's findings gone, every other restore shared as it was.
-fn without_restore_test_findings() -> Arc<Frame> {
-    let before = ui_data::report();
-    let mut report = Report {
-        restores: before.restores.clone(),
-        findings: before
-            .findings
-            .iter()
-            .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != "restore-test"))
-            .cloned()
-            .collect(),
-        ..before.clone()
-    };
-    report.reindex();
-    ui_data::frame_with(2, ui_data::snapshot(), report)
-}
-
 #[test]
 fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
     let key = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::NONE);
     let shift = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::SHIFT);
     let special = |c: KeyCode| Step::Key(c, KeyModifiers::NONE);
+    let mut live = app();
+    let shown = live.shown.clone().expect("a frame");
+    let next = ui_data::frame_with(
+        2,
+        ui_data::snapshot(),
+        ui_data::without_findings_of(&shown.report, "restore-test"),
+    );
     let steps = vec![
         // The cursor moves: the row it leaves and the one it lands on change style only.
         key('j'),
@@ -81,7 +70,7 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         key('G'),
         key('g'),
         // A restore's findings change; the other rows are what they were.
-        Step::Frame(without_restore_test_findings()),
+        Step::Frame(next),
         // The clock moves: the age cells change, the rest of each row does not.
         Step::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
         Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(24)),
@@ -109,7 +98,6 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         // The first frame again.
         Step::Frame(ui_data::frame(3)),
     ];
-    let mut live = app();
     let mut done = Vec::new();
     let _ = draw(&live);
     for step in steps {

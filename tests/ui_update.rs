@@ -465,17 +465,7 @@ fn remembered_rows_follow_every_change_of_a_frame_and_the_clock() {
 
     // Next frame: every finding of restore-test gone, the other restores shared as they were.
     let before: Report = (*app.shown.as_ref().expect("a frame").report).clone();
-    let mut report = Report {
-        restores: before.restores.clone(),
-        findings: before
-            .findings
-            .iter()
-            .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != "restore-test"))
-            .cloned()
-            .collect(),
-        ..before.clone()
-    };
-    report.reindex();
+    let report = common::ui_data::without_findings_of(&before, "restore-test");
     let line = |screen: &str, name: &str| {
         screen
             .lines()

@@ -684,6 +684,23 @@ pub fn report() -> Report {
     }
 }
 
+/// `before` with every finding of restore `name` gone, the restores and the rest shared as
+/// they were (a next frame in which one restore's findings were fixed).
+pub fn without_findings_of(before: &Report, name: &str) -> Report {
+    let mut report = Report {
+        restores: before.restores.clone(),
+        findings: before
+            .findings
+            .iter()
+            .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != name))
+            .cloned()
+            .collect(),
+        ..before.clone()
+    };
+    report.reindex();
+    report
+}
+
 /// A few real objects, so the YAML view has something to render.
 pub fn snapshot() -> Snapshot {
     let objs = [
