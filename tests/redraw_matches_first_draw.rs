@@ -5,14 +5,13 @@
 
 mod common;
 
+use common::draw;
 use common::ui_data;
 use crossterm::event::{KeyCode, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
 use restorewatch::pipeline::frame::Frame;
+use restorewatch::ui::app::Screen;
 use restorewatch::ui::theme::Theme;
-use restorewatch::ui::{App, Msg, UiOptions, update, view};
+use restorewatch::ui::{App, Msg, UiOptions, update};
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -43,13 +42,6 @@ fn apply(app: &mut App, step: &Step) {
     }
 }
 
-fn draw(app: &App) -> Buffer {
-    let (w, h) = app.size;
-    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    t.draw(|f| view(app, f)).expect("draw");
-    t.backend().buffer().clone()
-}
-
 #[test]
 fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
     let key = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::NONE);
@@ -62,7 +54,7 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         ui_data::snapshot(),
         ui_data::without_findings_of(&shown.report, "restore-test"),
     );
-    let steps = vec![
+    let mut steps = vec![
         // The cursor moves: the row it leaves and the one it lands on change style only.
         key('j'),
         key('j'),
@@ -86,23 +78,25 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         // Narrower and back: other columns, other widths.
         Step::Resize(100, 20),
         Step::Resize(160, 20),
-        // The findings screen draws its own table at the same places.
+        // The findings screen's table, a row down, and back.
         key(':'),
-        key('f'),
-        key('i'),
-        key('n'),
-        key('d'),
+    ];
+    steps.extend("findings".chars().map(key));
+    steps.extend([
         special(KeyCode::Enter),
         key('j'),
         special(KeyCode::Esc),
         // The first frame again.
         Step::Frame(ui_data::frame(3)),
-    ];
+    ]);
     let mut done = Vec::new();
+    let (mut filtered, mut findings) = (false, false);
     let _ = draw(&live);
     for step in steps {
         apply(&mut live, &step);
         done.push(step);
+        filtered |= restorewatch::ui::select::restores(&live).len() == 1;
+        findings |= live.screen == Screen::Findings;
         let got = draw(&live);
         // A new dashboard remembers nothing: every row there is built and drawn.
         let mut fresh = app();
@@ -112,4 +106,7 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         let first = draw(&fresh);
         assert_eq!(got, first, "after {:?}", done.last());
     }
+    // The keys did reach the screens they are meant to.
+    assert!(filtered, "the filter never narrowed the list");
+    assert!(findings, "the findings screen never opened");
 }

@@ -10,12 +10,18 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use restorewatch::ui::{App, event_to_msg, update, view};
 
-/// Draws the app at its own size and returns the screen as text, trailing spaces trimmed.
-pub fn render(app: &App) -> String {
+/// Draws the app at its own size: every cell with its style.
+pub fn draw(app: &App) -> ratatui::buffer::Buffer {
     let (w, h) = app.size;
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     t.draw(|f| view(app, f)).expect("draw");
-    let buf = t.backend().buffer();
+    t.backend().buffer().clone()
+}
+
+/// Draws the app at its own size and returns the screen as text, trailing spaces trimmed.
+pub fn render(app: &App) -> String {
+    let (w, h) = app.size;
+    let buf = &draw(app);
     let mut out = String::new();
     for y in 0..h {
         let mut line = String::new();
