@@ -314,6 +314,7 @@ fn watch_response(
         filter,
         params,
         bookmark_interval: ctx.bookmark_interval,
+        drops: r.drops.clone(),
     };
     Ok(stream_response(task.start()))
 }

@@ -146,12 +146,16 @@ pub struct Req {
     /// `User-Agent`: the field manager of a write without `fieldManager`.
     pub user_agent: String,
     pub body: Bytes,
+    /// Taken when the request arrived: a watch admitted before `drop_watches` is one of the
+    /// "open" streams it ends, even if its stream had not started yet.
+    pub drops: tokio::sync::watch::Receiver<u64>,
 }
 
 async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     if req.uri().path() == crate::sim::metrics::PATH {
         return json_response(200, &ctx.requests.to_json());
     }
+    let drops = ctx.faults.drop_signal();
     let route = parse_path(req.uri().path());
     tracing::debug!(method = %req.method(), uri = %req.uri(), "sim request");
     let authorization = header(&req, AUTHORIZATION);
@@ -211,6 +215,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         content_type,
         user_agent,
         body,
+        drops,
     };
     let get_only = |v: Option<Value>| match (&r.method, v) {
         (&Method::GET, Some(v)) => json_response(200, &v),

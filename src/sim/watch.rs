@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::model::Kind;
@@ -105,6 +105,8 @@ pub struct WatchTask {
     pub filter: Filter,
     pub params: WatchParams,
     pub bookmark_interval: Duration,
+    /// `FaultHandle::drop_signal` as of the request's arrival (see `Req::drops`).
+    pub drops: watch::Receiver<u64>,
 }
 
 impl WatchTask {
@@ -182,8 +184,7 @@ impl WatchTask {
         let deadline = self.params.timeout.map(|t| start + t);
         let drop_at = spec.drop_watch_every.map_or(far, |d| start + d);
         let end_at = deadline.unwrap_or(far).min(drop_at);
-        let mut drop_signal = self.faults.drop_signal();
-        drop_signal.mark_unchanged();
+        let mut drop_signal = self.drops.clone();
         let wants_bookmarks = self.params.bookmarks && self.params.table.is_none();
         let mut next_bm =
             next_bookmark(start, self.bookmark_interval, deadline).filter(|_| wants_bookmarks);
@@ -257,6 +258,40 @@ mod tests {
             next = next_bookmark(at, Duration::from_secs(interval), deadline);
         }
         out
+    }
+
+    /// A watch admitted before `drop_watches` but whose stream starts after it is one of the
+    /// open streams the drop ends: a client that listed, then sent its watch as the API went
+    /// down, must see its stream end, as on a real server that restarts (the live test of a
+    /// broken watch waited 30 s for a PVC watch that had slipped through here).
+    #[tokio::test]
+    async fn a_watch_admitted_before_a_drop_ends_even_if_its_stream_starts_after() {
+        let faults = FaultHandle::new(crate::sim::faults::FaultSpec::default());
+        let task = |drops| WatchTask {
+            store: Store::new(100, 1),
+            faults: faults.clone(),
+            kind: Kind::PersistentVolumeClaim,
+            filter: Filter::default(),
+            params: WatchParams {
+                since: None,
+                bookmarks: false,
+                timeout: Some(Duration::from_secs(60)),
+                send_initial_events: false,
+                table: None,
+            },
+            bookmark_interval: Duration::from_secs(60),
+            drops,
+        };
+        let admitted = task(faults.drop_signal());
+        faults.drop_watches();
+        let mut stream = admitted.start();
+        let ended = tokio::time::timeout(Duration::from_secs(5), stream.recv()).await;
+        assert!(matches!(ended, Ok(None)), "the stream must end: {ended:?}");
+
+        // A watch admitted after the drop stays open.
+        let mut later = task(faults.drop_signal()).start();
+        let open = tokio::time::timeout(Duration::from_millis(200), later.recv()).await;
+        assert!(open.is_err(), "a later watch must stay open: {open:?}");
     }
 
     #[test]
