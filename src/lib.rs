@@ -18,6 +18,7 @@ pub mod model;
 pub mod pipeline;
 pub mod private_file;
 pub mod procstat;
+pub mod runtime;
 pub mod serve;
 pub mod sim;
 pub mod text;

@@ -5,12 +5,13 @@ use restorewatch::cluster::exec_plugin;
 fn main() {
     // Before the runtime's threads exist: glibc reads the arena limit only once.
     restorewatch::malloc_tuning::apply_for_this_process();
-    run();
+    let cli = Cli::parse();
+    let role = std::env::var_os(restorewatch::bench::ROLE_ENV);
+    let workers = restorewatch::runtime::workers(cli.command.is_none(), role.as_deref());
+    restorewatch::runtime::build_or_exit(workers).block_on(run(cli));
 }
 
-#[tokio::main]
-async fn run() {
-    let cli = Cli::parse();
+async fn run(cli: Cli) {
     let result = match cli.command {
         Some(Command::Check(args)) => interruptible(restorewatch::cli::check::run(args)).await,
         Some(Command::Report(args)) => interruptible(restorewatch::cli::report::run(args)).await,

@@ -18,12 +18,14 @@ fn main() {
     // Measured as the shipped binary runs: the same allocator settings, set before any thread
     // (not in the emulator's role, as `restorewatch sim` runs without them).
     restorewatch::malloc_tuning::apply_for_this_process();
-    run_bench();
+    let cli = Cli::parse();
+    // Its measured worker runs on the runtime the dashboard has.
+    let role = std::env::var_os(restorewatch::bench::ROLE_ENV);
+    let workers = restorewatch::runtime::workers(false, role.as_deref());
+    restorewatch::runtime::build_or_exit(workers).block_on(run_bench(cli));
 }
 
-#[tokio::main]
-async fn run_bench() {
-    let cli = Cli::parse();
+async fn run_bench(cli: Cli) {
     let code = match run(cli.args).await {
         Ok(code) => code,
         Err(e) => {

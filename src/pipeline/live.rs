@@ -109,7 +109,14 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             let report = match &mut analyzer {
                 Some(a) => a.apply_at(update.snapshot, &update.changes, Timestamp::now()),
                 None => {
-                    let a = Analyzer::new(update.snapshot, settings.clone(), Timestamp::now());
+                    // The one full analysis (156 ms at 100k objects) off the runtime's worker:
+                    // the dashboard has one (`crate::runtime`), and keys are read on it.
+                    let (snapshot, s) = (update.snapshot, settings.clone());
+                    let first = tokio::task::spawn_blocking(move || {
+                        Analyzer::new(snapshot, s, Timestamp::now())
+                    });
+                    // Only a panic in the analysis ends it: the task ends as it would have.
+                    let Ok(a) = first.await else { return };
                     let report = Arc::clone(a.report());
                     analyzer = Some(a);
                     report
