@@ -80,8 +80,9 @@ pub struct WorkerConf {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorkerResult {
     pub first_report_s: f64,
-    /// When the pipeline published that report, before the draw loop drew it: what the first
-    /// report costs the pipeline alone, next to `serve`'s.
+    /// When the pipeline had published that report: the draw loop's stamp as it takes the
+    /// frame, before updating or drawing it. What the first report costs the pipeline alone,
+    /// next to `serve`'s.
     #[serde(default)]
     pub first_published_s: f64,
     pub baseline_rss: u64,
@@ -136,13 +137,20 @@ async fn draw_loop(
     size: (u16, u16),
     drawn: watch::Sender<Drawn>,
     costs: std::sync::Arc<std::sync::Mutex<Vec<f64>>>,
+    first_taken: tokio::sync::oneshot::Sender<Instant>,
 ) {
+    let mut first_taken = Some(first_taken);
     let mut terminal = match Terminal::new(TestBackend::new(size.0, size.1)) {
         Ok(t) => t,
         Err(e) => match e {},
     };
     let mut app = App::new(UiOptions::default(), Timestamp::now(), size);
     let first = frames.borrow_and_update().clone();
+    if first.is_some()
+        && let Some(tx) = first_taken.take()
+    {
+        let _ = tx.send(Instant::now());
+    }
     update(&mut app, Msg::Frame(first));
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -183,6 +191,11 @@ async fn draw_loop(
             changed = frames.changed() => match changed {
                 Ok(()) => {
                     let f = frames.borrow_and_update().clone();
+                    if f.is_some()
+                        && let Some(tx) = first_taken.take()
+                    {
+                        let _ = tx.send(Instant::now());
+                    }
                     let t = std::time::Instant::now();
                     update(&mut app, Msg::Frame(f));
                     *new_frame.get_or_insert(Duration::ZERO) += t.elapsed();
@@ -275,13 +288,10 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
             settings: settings.clone(),
         },
     );
-    let published = {
-        let mut frames = source.frames.clone();
-        tokio::spawn(async move {
-            let _ = frames.wait_for(Option::is_some).await;
-            Instant::now()
-        })
-    };
+    // Stamped by the draw loop as it takes the first frame from the pipeline, before it
+    // updates or draws: a task of its own waiting on the frames would be polled after the
+    // draw on the dashboard's one worker, and stamp a time later than the drawn frame's.
+    let (published_tx, published) = tokio::sync::oneshot::channel();
     let (drawn_tx, mut drawn) = watch::channel(Drawn {
         frame: None,
         at: start,
@@ -293,6 +303,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         (conf.width, conf.height),
         drawn_tx,
         std::sync::Arc::clone(&costs),
+        published_tx,
     ));
 
     // 1. The first complete report on screen: every kind listed, analysed and drawn.
