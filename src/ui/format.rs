@@ -147,10 +147,28 @@ pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
     use crate::text::{is_bidi_control, is_terminal_control};
     let bad = |c: char| is_terminal_control(c) || is_bidi_control(c);
     for cell in buf.content.iter_mut() {
+        // Most cells hold one printable ASCII byte (every table row is drawn a byte per cell).
+        if let [b] = cell.symbol().as_bytes()
+            && (0x20..0x7f).contains(b)
+        {
+            continue;
+        }
         if cell.symbol().chars().any(bad) {
             let kept: String = cell.symbol().chars().filter(|c| !bad(*c)).collect();
             cell.set_symbol(if kept.is_empty() { " " } else { &kept });
         }
+    }
+}
+
+/// `n` spaces, borrowed when short (a table cell's padding, on every redraw).
+pub fn spaces(n: usize) -> Cow<'static, str> {
+    const SPACES: &str = match str::from_utf8(&[b' '; 256]) {
+        Ok(s) => s,
+        Err(_) => "",
+    };
+    match SPACES.get(..n) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(" ".repeat(n)),
     }
 }
 
@@ -165,6 +183,31 @@ pub fn bar(pct: f64, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spaces_are_as_many_as_asked_short_or_long() {
+        for n in [0, 1, 7, 256, 257, 1000] {
+            let s = spaces(n);
+            assert_eq!(s.len(), n);
+            assert!(s.bytes().all(|b| b == b' '));
+        }
+    }
+
+    #[test]
+    fn scrub_keeps_printable_cells_and_drops_controls() {
+        use ratatui::buffer::{Buffer, Cell};
+        use ratatui::layout::Rect;
+        let mut buf = Buffer::empty(Rect::new(0, 0, 6, 1));
+        buf.content[0].set_symbol("a");
+        buf.content[1].set_symbol("~");
+        buf.content[2].set_symbol("\u{1b}");
+        buf.content[3].set_symbol("e\u{301}");
+        buf.content[4].set_symbol("\u{7f}");
+        buf.content[5].set_symbol("x\u{202e}");
+        scrub(&mut buf);
+        let symbols: Vec<&str> = buf.content.iter().map(Cell::symbol).collect();
+        assert_eq!(symbols, ["a", "~", " ", "e\u{301}", " ", "x"]);
+    }
 
     #[test]
     fn ages_are_compact_and_never_negative() {

@@ -2,7 +2,7 @@
 //! says why it is empty, and the short names of kinds and states.
 
 use super::super::app::{App, Pane, Screen, Selection};
-use super::super::format::{self, fit};
+use super::super::format;
 use super::super::select;
 use super::super::sort::{Sort, SortCol};
 use super::super::theme::Theme;
@@ -199,22 +199,31 @@ pub fn draw_table_sized(
         .iter()
         .map(|r| usize::from(r.width))
         .collect();
-    let line_of = |cells: Vec<(String, Style)>| {
-        let mut spans = Vec::with_capacity(cells.len() * 2);
-        for (n, (text, style)) in cells.into_iter().enumerate() {
+    // Each cell fitted to its column as borrowed spans (`fitted`): every visible cell passes
+    // here on each redraw, and a plain one then costs no allocation.
+    fn line_of<'a>(
+        n: usize,
+        cells: impl Iterator<Item = (&'a str, usize, bool, Style)>,
+    ) -> Line<'a> {
+        let mut spans = Vec::with_capacity(n * 3);
+        for (n, (text, w, right, style)) in cells.enumerate() {
             if n > 0 {
                 spans.push(Span::raw(" "));
             }
-            spans.push(Span::styled(text, style));
+            fitted(&mut spans, text, w, right, style);
         }
         Line::from(spans)
-    };
+    }
     let header = line_of(
-        shown
-            .iter()
-            .zip(&widths)
-            .map(|(i, w)| (fit(&titles[*i], *w, cols[*i].right), theme.column_header()))
-            .collect(),
+        shown.len(),
+        shown.iter().zip(&widths).map(|(i, w)| {
+            (
+                titles[*i].as_str(),
+                *w,
+                cols[*i].right,
+                theme.column_header(),
+            )
+        }),
     );
     f.render_widget(Paragraph::new(header), columns);
     let h = usize::from(rows_area.height);
@@ -226,19 +235,15 @@ pub fn draw_table_sized(
         .take(h)
         .map(|(n, row)| {
             let selected = n == vis.selected;
-            let cells = shown
-                .iter()
-                .zip(&widths)
-                .map(|(i, w)| {
-                    let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
-                    let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
-                    if selected {
-                        style = style.patch(theme.selected());
-                    }
-                    (fit(text, *w, cols[*i].right), style)
-                })
-                .collect();
-            let mut line = line_of(cells);
+            let cells = shown.iter().zip(&widths).map(|(i, w)| {
+                let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
+                let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
+                if selected {
+                    style = style.patch(theme.selected());
+                }
+                (text, *w, cols[*i].right, style)
+            });
+            let mut line = line_of(shown.len(), cells);
             if selected {
                 // The spaces between cells belong to the cursor too.
                 line = line.style(theme.selected());
@@ -247,6 +252,19 @@ pub fn draw_table_sized(
         })
         .collect();
     render_rows(&lines, rows_area, f.buffer_mut());
+}
+
+/// `format::fit(text, w, right)` in `style`, pushed as spans: the text as it is when it fits
+/// (borrowed), its padding a span of spaces in the same style, so the cells drawn are those of
+/// the fitted string.
+fn fitted<'a>(spans: &mut Vec<Span<'a>>, text: &'a str, w: usize, right: bool, style: Style) {
+    let t = format::truncate(text, w);
+    let pad = w.saturating_sub(format::width(&t));
+    let pad = (pad > 0).then(|| Span::styled(format::spaces(pad), style));
+    let text = (!t.is_empty()).then(|| Span::styled(t, style));
+    let (first, second) = if right { (pad, text) } else { (text, pad) };
+    spans.extend(first);
+    spans.extend(second);
 }
 
 /// Draws `lines` exactly as `Paragraph::new(lines)` would (left-aligned, not wrapped, cut at
@@ -663,6 +681,39 @@ mod tests {
         render_rows(&lines, area, &mut fast);
         Paragraph::new(lines).render(area, &mut para);
         assert_eq!(fast, para);
+    }
+
+    #[test]
+    fn a_fitted_cell_draws_the_cells_of_its_fitted_string() {
+        use ratatui::buffer::Buffer;
+        use ratatui::style::{Color, Modifier};
+        let style = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let long = "x".repeat(300);
+        let texts = [
+            "tenant-a",
+            "restore-test",
+            "",
+            "テナント名前",
+            "a\tb\u{1b}[31m",
+            "e\u{301}x",
+            "\u{202e}evil",
+            long.as_str(),
+        ];
+        for text in texts {
+            for w in [0, 1, 5, 8, 12, 40, 260] {
+                for right in [false, true] {
+                    let area = Rect::new(0, 0, 270, 1);
+                    let mut spans = Vec::new();
+                    fitted(&mut spans, text, w, right, style);
+                    let mut ours = Buffer::empty(area);
+                    render_rows(&[Line::from(spans)], area, &mut ours);
+                    let mut want = Buffer::empty(area);
+                    Paragraph::new(Span::styled(format::fit(text, w, right), style))
+                        .render(area, &mut want);
+                    assert_eq!(ours, want, "{text:?} in {w} cells, right: {right}");
+                }
+            }
+        }
     }
 
     #[test]

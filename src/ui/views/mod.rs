@@ -23,11 +23,15 @@ pub mod yaml;
 
 use super::app::{App, Screen};
 use ratatui::Frame;
-use ratatui::widgets::Block;
 
 pub fn view(app: &App, f: &mut Frame) {
     let area = f.area();
-    f.render_widget(Block::default().style(app.theme().base()), area);
+    // What `Block::default().style(base)` over the frame does, without a lookup per cell: the
+    // frame's area is its whole buffer.
+    let base = app.theme().base();
+    for cell in f.buffer_mut().content.iter_mut() {
+        cell.set_style(base);
+    }
     let a = layout::areas(area);
     header::draw(f, app, a.header);
     if a.body.height > 0 {
