@@ -117,6 +117,56 @@ fn bench_runs_every_shape_end_to_end_at_a_tiny_size() {
     assert!(runs[2]["pvcs"].as_u64().unwrap() >= 190);
 }
 
+/// With kubectl, the dashboard's writes are timed a second time with `kubectl get pvc -A -w`
+/// running beside it: each write both saw is one pair, and the table says how much later than
+/// kubectl's line the dashboard drew it.
+#[test]
+fn bench_times_the_same_writes_with_kubectl_beside() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("bench.json");
+    let out = bench(&[
+        "--shapes",
+        "default",
+        "--sizes",
+        "300",
+        "--idle-secs",
+        "1",
+        "--writes",
+        "8",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    let v = read_json(&json);
+    let r = &v[0];
+    // kubectl's own series, and the dashboard's, as before.
+    assert_eq!(r["kubectl"]["watch_seen"], 8, "{r}");
+    assert_eq!(r["restorewatch"]["writes_seen"], 8, "{r}");
+    // The paired series: every write printed by kubectl and drawn by the dashboard.
+    let p = &r["restorewatch"]["paired"];
+    assert_eq!(p["seen"], 8, "{p}");
+    for k in ["kubectl_p50_ms", "shown_p50_ms"] {
+        assert!(p[k].as_f64().unwrap() > 0.0, "{k}: {p}");
+    }
+    assert!(p["later_p99_ms"].as_f64().unwrap() >= p["later_p50_ms"].as_f64().unwrap());
+    for row in [
+        "| same writes with kubectl -w beside: kubectl / dashboard p50 / p99 |",
+        "|   the dashboard after kubectl's line, write by write, p50 / p99 |",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{row}: {stdout}"));
+        assert!(
+            line.ends_with(" ms (8) |") || line.ends_with(" ms |"),
+            "{line}"
+        );
+    }
+}
+
 /// A dump (here one the bench wrote, with an unrelated kind added) is a shape of its own: served
 /// as it is, counted, a column in the table, every timed write seen on its PVCs.
 #[test]

@@ -166,6 +166,9 @@ async fn measure(
         change_targets: Vec::new(),
         width: 160,
         height: 48,
+        // The paired series runs on the bench's own emulator only: here kubectl would need the
+        // context and a field selector for the scratch PVC passed along; not built.
+        beside: None,
     };
     eprintln!("bench: existing cluster: restorewatch");
     let rw: WorkerResult = blocking(move || run_child("worker", &conf)).await?;

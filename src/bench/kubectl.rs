@@ -134,6 +134,38 @@ impl Kubectl {
         targets: &[(String, String)],
         writes: usize,
     ) -> anyhow::Result<(f64, f64, usize)> {
+        let mut watching = self.start_watch(field_selector, initial).await?;
+        let mut lat = Vec::new();
+        for i in 0..writes {
+            let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
+                break;
+            };
+            watching.skip_printed();
+            let t0 = Instant::now();
+            super::writes::patch_annotation(
+                client,
+                ns,
+                name,
+                "bench.restorewatch.io/kubectl-seq",
+                &i.to_string(),
+            )
+            .await?;
+            if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {
+                lat.push(at.duration_since(t0).as_secs_f64() * 1000.0);
+            }
+            tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
+        }
+        lat.sort_by(f64::total_cmp);
+        Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
+    }
+
+    /// Starts `kubectl get pvc -A -w --no-headers` and waits for its `initial` lines (the
+    /// listing), so that every line after is a change it was sent.
+    pub async fn start_watch(
+        &self,
+        field_selector: Option<&str>,
+        initial: usize,
+    ) -> anyhow::Result<Watching> {
         let mut c = self.command();
         c.args(["get", "pvc", "-A", "-w", "--no-headers"]);
         if let Some(f) = field_selector {
@@ -147,7 +179,8 @@ impl Kubectl {
                 .context("starting kubectl -w")?,
         );
         let stdout = child.0.stdout.take().context("kubectl stdout")?;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Instant, String)>();
+        let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<(Instant, String)>();
+        // Stamped as each line is read, on a thread of its own: what kubectl printed when.
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
@@ -159,7 +192,7 @@ impl Kubectl {
         let listed = tokio::time::timeout(Duration::from_secs(600), async {
             let mut n = 0;
             while n < initial {
-                rx.recv().await?;
+                lines.recv().await?;
                 n += 1;
             }
             Some(())
@@ -168,38 +201,39 @@ impl Kubectl {
         if !matches!(listed, Ok(Some(()))) {
             bail!("kubectl -w did not print the {initial} PVCs");
         }
-        let mut lat = Vec::new();
-        for i in 0..writes {
-            let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
-                break;
-            };
-            while rx.try_recv().is_ok() {}
-            let t0 = Instant::now();
-            super::writes::patch_annotation(
-                client,
-                ns,
-                name,
-                "bench.restorewatch.io/kubectl-seq",
-                &i.to_string(),
-            )
-            .await?;
-            let seen = tokio::time::timeout(Duration::from_secs(10), async {
-                while let Some((at, line)) = rx.recv().await {
-                    let mut cols = line.split_whitespace();
-                    if cols.next() == Some(ns.as_str()) && cols.next() == Some(name.as_str()) {
-                        return Some(at);
-                    }
+        Ok(Watching {
+            _child: child,
+            lines,
+        })
+    }
+}
+
+/// A running `kubectl get pvc -A -w`, past its listing: its lines as they are printed.
+pub struct Watching {
+    _child: super::Reaped,
+    lines: tokio::sync::mpsc::UnboundedReceiver<(Instant, String)>,
+}
+
+impl Watching {
+    /// Forgets what was printed so far (before the next write is sent).
+    pub fn skip_printed(&mut self) {
+        while self.lines.try_recv().is_ok() {}
+    }
+
+    /// When kubectl printed the next line about PVC `ns/name`; `None` after `timeout` or if
+    /// kubectl ended.
+    pub async fn printed(&mut self, ns: &str, name: &str, timeout: Duration) -> Option<Instant> {
+        let seen = tokio::time::timeout(timeout, async {
+            while let Some((at, line)) = self.lines.recv().await {
+                let mut cols = line.split_whitespace();
+                if cols.next() == Some(ns) && cols.next() == Some(name) {
+                    return Some(at);
                 }
-                None
-            })
-            .await;
-            if let Ok(Some(at)) = seen {
-                lat.push(at.duration_since(t0).as_secs_f64() * 1000.0);
             }
-            tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
-        }
-        lat.sort_by(f64::total_cmp);
-        Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
+            None
+        })
+        .await;
+        seen.ok().flatten()
     }
 }
 

@@ -394,6 +394,11 @@ async fn run_cluster(
         change_targets: short(64),
         width: 160,
         height: 48,
+        beside: kubectl_ok.then(|| worker::Beside {
+            kubectl: args.kubectl.clone(),
+            kubeconfig: kubeconfig.clone(),
+            initial: pvcs,
+        }),
     };
     // The emulator's first PATCHes are slow (4-7 ms: its code and heap cold) and used to fall
     // on the dashboard's run, which comes first, while `serve`'s and kubectl's met a warm server.

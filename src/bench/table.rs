@@ -137,6 +137,25 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
         },
     );
     row(
+        "same writes with kubectl -w beside: kubectl / dashboard p50 / p99",
+        &|r| match &r.restorewatch.paired {
+            Some(p) if p.seen > 0 => format!(
+                "{:.1} / {:.1} · {:.1} / {:.1} ms ({})",
+                p.kubectl_p50_ms, p.kubectl_p99_ms, p.shown_p50_ms, p.shown_p99_ms, p.seen
+            ),
+            _ => "-".into(),
+        },
+    );
+    row(
+        "  the dashboard after kubectl's line, write by write, p50 / p99",
+        &|r| match &r.restorewatch.paired {
+            Some(p) if p.seen > 0 => {
+                format!("{:+.2} / {:+.2} ms", p.later_p50_ms, p.later_p99_ms)
+            }
+            _ => "-".into(),
+        },
+    );
+    row(
         "write p99 vs kubectl -w p99",
         &|r| match r.kubectl.as_ref().and_then(|k| k.watch_p99_ms) {
             Some(k) if r.restorewatch.writes_seen > 0 => {

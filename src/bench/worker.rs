@@ -75,6 +75,18 @@ pub struct WorkerConf {
     pub change_targets: Vec<(String, String)>,
     pub width: u16,
     pub height: u16,
+    /// kubectl to run beside the dashboard for a second series of writes (`writes::Paired`);
+    /// none without a kubectl comparison.
+    #[serde(default)]
+    pub beside: Option<Beside>,
+}
+
+/// `kubectl get pvc -A -w` with this kubeconfig, past its `initial` lines (the PVCs listed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Beside {
+    pub kubectl: String,
+    pub kubeconfig: std::path::PathBuf,
+    pub initial: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -126,6 +138,9 @@ pub struct WorkerResult {
     pub restores: usize,
     pub findings: usize,
     pub draws: u64,
+    /// The second series of writes, with kubectl -w beside (after every figure above).
+    #[serde(default)]
+    pub paired: Option<super::writes::Paired>,
 }
 
 use super::writes::Shown as Drawn;
@@ -379,6 +394,27 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.end_rss = end_rss;
     r.peak_rss = peak;
     r.draws = drawn.borrow().draws;
+
+    // 4b. The same writes again with kubectl -w beside, after every figure of this process
+    // was taken: kubectl's reader thread lives here.
+    if let Some(b) = &conf.beside {
+        let kubectl = super::kubectl::Kubectl {
+            bin: b.kubectl.clone(),
+            conn: vec!["--kubeconfig".into(), b.kubeconfig.clone().into_os_string()],
+        };
+        let mut watching = kubectl.start_watch(None, b.initial).await?;
+        r.paired = Some(
+            super::writes::time_writes_beside(
+                &write_client,
+                &conf.write_targets,
+                conf.writes,
+                "k",
+                &mut drawn,
+                &mut watching,
+            )
+            .await?,
+        );
+    }
 
     // 5. One analysis and one frame at this size, on the newest frame (medians of 15).
     let frame = source

@@ -7,6 +7,7 @@ use crate::model::names::ANN_BENCH_SEQ;
 use crate::pipeline::{Frame, FrameRx};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::api::{Patch, PatchParams};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,15 +126,75 @@ pub async fn time_writes(
     tag: &str,
     shown: &mut watch::Receiver<Shown>,
 ) -> anyhow::Result<WriteTimes> {
+    Ok(timed(client, targets, writes, tag, shown, None).await?.0)
+}
+
+/// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
+/// how much later than kubectl's line the reader got it. Runs apart from each other measure
+/// the server's tail as much as the readers (the PATCH round trip's own p99 moves by a third
+/// between runs); the same writes cancel it out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Paired {
+    /// Writes both saw.
+    pub seen: usize,
+    pub kubectl_p50_ms: f64,
+    pub kubectl_p99_ms: f64,
+    pub shown_p50_ms: f64,
+    pub shown_p99_ms: f64,
+    /// The reader's time minus kubectl's, write by write (negative: the reader was first).
+    pub later_p50_ms: f64,
+    pub later_p99_ms: f64,
+}
+
+/// `time_writes`, with `kubectl` (a `kubectl get pvc -A -w` past its listing) beside.
+pub async fn time_writes_beside(
+    client: &kube::Client,
+    targets: &[(String, String)],
+    writes: usize,
+    tag: &str,
+    shown: &mut watch::Receiver<Shown>,
+    kubectl: &mut super::kubectl::Watching,
+) -> anyhow::Result<Paired> {
+    let (_, pairs) = timed(client, targets, writes, tag, shown, Some(kubectl)).await?;
+    let sorted = |f: &dyn Fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = pairs.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (k, s, later) = (sorted(&|p| p.0), sorted(&|p| p.1), sorted(&|p| p.1 - p.0));
+    Ok(Paired {
+        seen: pairs.len(),
+        kubectl_p50_ms: percentile(&k, 50.0),
+        kubectl_p99_ms: percentile(&k, 99.0),
+        shown_p50_ms: percentile(&s, 50.0),
+        shown_p99_ms: percentile(&s, 99.0),
+        later_p50_ms: percentile(&later, 50.0),
+        later_p99_ms: percentile(&later, 99.0),
+    })
+}
+
+/// The writes; with `kubectl`, also (kubectl's ms, the reader's ms) of each write both saw.
+async fn timed(
+    client: &kube::Client,
+    targets: &[(String, String)],
+    writes: usize,
+    tag: &str,
+    shown: &mut watch::Receiver<Shown>,
+    mut kubectl: Option<&mut super::kubectl::Watching>,
+) -> anyhow::Result<(WriteTimes, Vec<(f64, f64)>)> {
     let mut out = WriteTimes::default();
     let mut lat = Vec::new();
     let mut patch = Vec::new();
+    let mut pairs = Vec::new();
     for i in 0..writes {
         let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
             break;
         };
         let value = format!("{tag}{i}");
         shown.borrow_and_update();
+        if let Some(k) = kubectl.as_deref_mut() {
+            k.skip_printed();
+        }
         let t0 = Instant::now();
         patch_annotation(client, ns, name, ANN_BENCH_SEQ, &value).await?;
         patch.push(ms(t0.elapsed()));
@@ -158,9 +219,21 @@ pub async fn time_writes(
             }
         })
         .await;
-        match seen {
-            Ok(Some(at)) => lat.push(ms(at.duration_since(t0))),
-            _ => out.lost += 1,
+        let seen = match seen {
+            Ok(Some(at)) => {
+                lat.push(ms(at.duration_since(t0)));
+                Some(ms(at.duration_since(t0)))
+            }
+            _ => {
+                out.lost += 1;
+                None
+            }
+        };
+        if let Some(k) = kubectl.as_deref_mut()
+            && let Some(printed) = k.printed(ns, name, WRITE_TIMEOUT).await
+            && let Some(seen) = seen
+        {
+            pairs.push((ms(printed.saturating_duration_since(t0.into_std())), seen));
         }
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
@@ -172,7 +245,7 @@ pub async fn time_writes(
     patch.sort_by(f64::total_cmp);
     out.patch_p50_ms = percentile(&patch, 50.0);
     out.patch_p99_ms = percentile(&patch, 99.0);
-    Ok(out)
+    Ok((out, pairs))
 }
 
 #[cfg(test)]
