@@ -132,7 +132,7 @@ pub async fn time_writes(
 /// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
 /// how much later than kubectl's line the reader got it. Runs apart from each other measure
 /// the server's tail as much as the readers (the PATCH round trip's own p99 moves by a third
-/// between runs); the same writes cancel it out.
+/// between runs); on the same writes both meet the same tail.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Paired {
     /// Writes both saw.
