@@ -358,6 +358,7 @@ fn bench_measures_an_existing_cluster_read_only_unless_given_a_namespace() {
     // kubectl listed the same server, and watched nothing (nothing was written).
     assert!(r["kubectl"]["list_s"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["kubectl"]["watch_p99_ms"].is_null(), "{r}");
+    assert!(rw["paired"].is_null(), "{r}");
     assert!(r["serve"]["scrape_bytes"].as_u64().unwrap() > 100);
 
     // With a namespace: writes on its own scratch PVC, timed for restorewatch and kubectl -w,
@@ -384,6 +385,8 @@ fn bench_measures_an_existing_cluster_read_only_unless_given_a_namespace() {
     let r = &read_json(&json)[0];
     assert_eq!(r["restorewatch"]["writes_seen"], 5, "{r}");
     assert_eq!(r["kubectl"]["watch_seen"], 5, "{r}");
+    // ... and once more with kubectl watching the scratch PVC beside the dashboard.
+    assert_eq!(r["restorewatch"]["paired"]["seen"], 5, "{r}");
     assert!(counts(&em.addr)["write"].as_u64().unwrap() >= writes_before + 12);
     assert_eq!(scratch_pvcs(&em), "");
 

@@ -142,11 +142,20 @@ async fn measure(
     if let Some(c) = &args.context {
         conn.extend(["--context".into(), c.into()]);
     }
+    let kubectl_ok = super::kubectl_usable(args);
+    // With a scratch PVC, kubectl also watches it beside the dashboard's second series.
+    let beside = scratch
+        .filter(|_| kubectl_ok)
+        .map(|s| super::worker::Beside {
+            kubectl: args.kubectl.clone(),
+            conn: conn.clone(),
+            field_selector: Some(format!("metadata.name={}", s.name)),
+            initial: 1,
+        });
     let kubectl = Kubectl {
         bin: args.kubectl.clone(),
         conn,
     };
-    let kubectl_ok = super::kubectl_usable(args);
     let list = if kubectl_ok {
         eprintln!("bench: existing cluster: kubectl get pvc,pv");
         Some(blocking(move || kubectl.list().map(|l| (l, kubectl))).await?)
@@ -166,9 +175,7 @@ async fn measure(
         change_targets: Vec::new(),
         width: 160,
         height: 48,
-        // The paired series runs on the bench's own emulator only: here kubectl would need the
-        // context and a field selector for the scratch PVC passed along; not built.
-        beside: None,
+        beside,
     };
     eprintln!("bench: existing cluster: restorewatch");
     let rw: WorkerResult = blocking(move || run_child("worker", &conf)).await?;

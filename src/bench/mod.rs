@@ -396,7 +396,8 @@ async fn run_cluster(
         height: 48,
         beside: kubectl_ok.then(|| worker::Beside {
             kubectl: args.kubectl.clone(),
-            kubeconfig: kubeconfig.clone(),
+            conn: kubectl.conn.clone(),
+            field_selector: None,
             initial: pvcs,
         }),
     };

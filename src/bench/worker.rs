@@ -81,11 +81,13 @@ pub struct WorkerConf {
     pub beside: Option<Beside>,
 }
 
-/// `kubectl get pvc -A -w` with this kubeconfig, past its `initial` lines (the PVCs listed).
+/// `kubectl get pvc -A -w` with these connection arguments (`--kubeconfig F [--context C]`),
+/// narrowed by `field_selector` when given, past its `initial` lines (the PVCs listed).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Beside {
     pub kubectl: String,
-    pub kubeconfig: std::path::PathBuf,
+    pub conn: Vec<std::ffi::OsString>,
+    pub field_selector: Option<String>,
     pub initial: usize,
 }
 
@@ -400,9 +402,11 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     if let Some(b) = &conf.beside {
         let kubectl = super::kubectl::Kubectl {
             bin: b.kubectl.clone(),
-            conn: vec!["--kubeconfig".into(), b.kubeconfig.clone().into_os_string()],
+            conn: b.conn.clone(),
         };
-        let mut watching = kubectl.start_watch(None, b.initial).await?;
+        let mut watching = kubectl
+            .start_watch(b.field_selector.as_deref(), b.initial)
+            .await?;
         r.paired = Some(
             super::writes::time_writes_beside(
                 &write_client,
