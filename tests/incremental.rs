@@ -13,12 +13,16 @@
 //! dozens of them), so inserting one over another is an update of a restore's tree.
 
 use proptest::prelude::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use restorewatch::analysis::{Settings, analyze};
 use restorewatch::cluster::files::load_bytes;
 use restorewatch::cluster::{KindHealth, ObjKey, Snapshot, SyncState};
 use restorewatch::model::tombstones::Tombstone;
 use restorewatch::model::{AnyObject, Kind};
+use restorewatch::pipeline::frame::Frame;
 use restorewatch::pipeline::{Analyzer, Changes};
+use restorewatch::ui::{App, Msg, UiOptions, select, update, view};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -205,6 +209,60 @@ fn check(a: &Analyzer, snap: &Snapshot, settings: &Settings, step: usize, op: &O
     }
 }
 
+/// The restores list of a dashboard that has shown every report so far (and keeps the order
+/// and rows it drew, `ui::list_memo`, from one to the next) is, cell for cell, the list a new
+/// dashboard draws of the last report: the reports the analyzer shares from one change to the
+/// next are the ones the memo reuses rows and keys by.
+struct Screens {
+    live: App,
+    seq: u64,
+}
+
+impl Screens {
+    fn new(now: jiff::Timestamp) -> Screens {
+        Screens {
+            live: App::new(UiOptions::default(), now, (160, 30)),
+            seq: 0,
+        }
+    }
+
+    fn show(&mut self, a: &Analyzer, snap: &Arc<Snapshot>, step: usize, op: &Op) {
+        self.seq += 1;
+        let frame = Arc::new(Frame {
+            seq: self.seq,
+            snapshot: Arc::clone(snap),
+            report: Arc::clone(a.report()),
+            analyzed_at: a.now(),
+        });
+        update(&mut self.live, Msg::Frame(Some(Arc::clone(&frame))));
+        update(&mut self.live, Msg::Tick(a.now()));
+        let mut fresh = App::new(UiOptions::default(), a.now(), (160, 30));
+        update(&mut fresh, Msg::Frame(Some(frame)));
+        update(&mut fresh, Msg::Tick(a.now()));
+        let ids = |app: &App| -> Vec<String> {
+            select::restores(app)
+                .iter()
+                .map(|r| r.id.to_string())
+                .collect()
+        };
+        assert_eq!(
+            ids(&self.live),
+            ids(&fresh),
+            "after step {step} ({op:?}) the running dashboard lists the restores in another order"
+        );
+        let drawn = |app: &App| {
+            let mut t = Terminal::new(TestBackend::new(160, 30)).expect("a test terminal");
+            t.draw(|f| view(app, f)).expect("drawn");
+            t.backend().buffer().clone()
+        };
+        assert_eq!(
+            drawn(&self.live),
+            drawn(&fresh),
+            "after step {step} ({op:?}) the running dashboard draws another list"
+        );
+    }
+}
+
 /// Plays `ops` on an analyzer and checks it against `analyze` after every step.
 fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
     let settings = Settings {
@@ -228,6 +286,8 @@ fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
     let mut snap = Arc::new(snap);
     let mut a = Analyzer::new(Arc::clone(&snap), settings.clone(), now);
     check(&a, &snap, &settings, 0, &Op::Tick(0));
+    let mut screens = Screens::new(now);
+    screens.show(&a, &snap, 0, &Op::Tick(0));
     for (step, op) in ops.iter().enumerate() {
         let mut changes = Changes::default();
         let s = Arc::make_mut(&mut snap);
@@ -311,6 +371,7 @@ fn play(pool: &Pool, initial: Vec<usize>, ops: &[Op]) {
             }
         }
         check(&a, &snap, &settings, step + 1, op);
+        screens.show(&a, &snap, step + 1, op);
     }
 }
 

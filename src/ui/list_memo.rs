@@ -144,14 +144,20 @@ impl Earlier {
     ) -> Option<BuiltRow> {
         let at = *self.at.get(&(Arc::as_ptr(restore) as usize))?;
         let slot = self.rows.get_mut(at)?;
-        if slot
+        if !slot
             .as_ref()
             .is_some_and(|b| b.source.is(report, pos, restore, stale_kind))
         {
-            slot.take()
-        } else {
-            None
+            return None;
         }
+        let mut b = slot.take()?;
+        // Told the same by its findings, not by where they are filed: the place it was built
+        // with is in a report no longer held (its index may be freed, and a new one made at
+        // that address would pass for it), so the row is filed where this report files it.
+        if b.source.filed != report.filed_at(pos) {
+            b.source.filed = report.filed_checked(pos);
+        }
+        Some(b)
     }
 }
 
