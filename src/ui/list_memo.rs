@@ -188,8 +188,8 @@ struct Memo {
     widths: Vec<Box<[usize]>>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
-    /// The order's keys for this frame.
-    keys: ByAddr<(Filed, RowKey)>,
+    /// The order's keys for this frame, by position in its restores.
+    keys: Vec<Option<Keyed>>,
 }
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
@@ -238,15 +238,30 @@ fn earlier_of(
 /// how many findings have it, and whether it finished.
 pub type RowKey = (std::cmp::Reverse<(Option<Severity>, usize)>, bool);
 
-/// Each restore's `RowKey` as computed for the frame before (by the address of the restore),
-/// with where its findings were filed: a restore whose findings are filed in the same place
-/// keeps its key, without its findings (or itself) being read again.
+/// A restore's `RowKey` as computed for a frame: the restore's address, where its findings
+/// were filed (see `Filed`), and the key.
+#[derive(Clone, Copy)]
+pub struct Keyed {
+    addr: usize,
+    filed: Filed,
+    key: RowKey,
+}
+
+/// Each restore's `RowKey` as computed for the frame before, by position in its restores, with
+/// where its findings were filed: a restore whose findings are filed in the same place keeps
+/// its key, without its findings (or itself) being read again. By position, because a change
+/// redoes one namespace's restores and leaves the others where they were: on 1,000 restores a
+/// lookup by address per restore (a hash and a likely cache miss each) was most of the order's
+/// cost per frame (issue 28, twelfth session); the restores that moved are looked up by
+/// address.
 #[derive(Clone, Default)]
 pub struct KeyCache {
     /// Held: the `Filed` places of `before` are in its report's index.
     frame: Option<Arc<Frame>>,
-    before: ByAddr<(Filed, RowKey)>,
-    now: ByAddr<(Filed, RowKey)>,
+    before: Vec<Option<Keyed>>,
+    /// `before` by address, made at the first restore not found at its own position.
+    moved: Option<ByAddr<Keyed>>,
+    now: Vec<Option<Keyed>>,
 }
 
 impl KeyCache {
@@ -255,21 +270,61 @@ impl KeyCache {
         let Some(r) = report.restores.get(pos) else {
             return compute();
         };
-        let id = Arc::as_ptr(r) as usize;
+        let addr = Arc::as_ptr(r) as usize;
         if let Some(filed) = report.filed_at(pos)
-            && let Some((was, key)) = self.before.get(&id)
-            && *was == filed
+            && let Some(was) = self.before_of(pos, addr)
+            && was.filed == filed
         {
-            let key = *key;
-            self.now.insert(id, (filed, key));
-            return key;
+            self.remember(pos, was);
+            return was.key;
         }
         let key = compute();
         if let Some(filed) = report.filed_checked(pos) {
-            self.now.insert(id, (filed, key));
+            self.remember(pos, Keyed { addr, filed, key });
         }
         key
     }
+
+    /// The key computed for the frame before for the restore at `addr`, now at `pos`.
+    fn before_of(&mut self, pos: usize, addr: usize) -> Option<Keyed> {
+        if let Some(k) = self.before.get(pos).copied().flatten()
+            && k.addr == addr
+        {
+            return Some(k);
+        }
+        let before = &self.before;
+        self.moved
+            .get_or_insert_with(|| before.iter().flatten().map(|k| (k.addr, *k)).collect())
+            .get(&addr)
+            .copied()
+    }
+
+    fn remember(&mut self, pos: usize, k: Keyed) {
+        if self.now.len() <= pos {
+            self.now.resize(pos + 1, None);
+        }
+        self.now[pos] = Some(k);
+    }
+}
+
+/// Whether `order` (made for the report `was`, with `keys`) is the order of `now` as well: the
+/// same restores at the same positions, and each one listed with its findings filed in the
+/// same place. The filter, scope and columns read only a restore itself, and the key its
+/// findings, so then nothing the order reads changed (a change elsewhere in the cluster, or to
+/// a restore's objects that left its row as it was).
+fn same_order_inputs(was: &Report, now: &Report, order: &[usize], keys: &[Option<Keyed>]) -> bool {
+    was.restores.len() == now.restores.len()
+        && was
+            .restores
+            .iter()
+            .zip(&now.restores)
+            .all(|(a, b)| Arc::ptr_eq(a, b))
+        && order.iter().all(|&pos| {
+            keys.get(pos)
+                .copied()
+                .flatten()
+                .is_some_and(|k| now.filed_at(pos) == Some(k.filed))
+        })
 }
 
 impl ListMemo {
@@ -287,19 +342,28 @@ impl ListMemo {
             return m.order.clone();
         }
         let mut old = self.0.borrow_mut().take();
-        let mut cache = match &mut old {
-            Some(m) => {
-                let before = std::mem::take(&mut m.keys);
-                KeyCache {
-                    frame: Some(Arc::clone(&m.frame)),
-                    // One key per restore again, mostly: grown once, not doubled ten times.
-                    now: ByAddr::with_capacity_and_hasher(before.len(), Default::default()),
-                    before,
-                }
+        let reused = old.as_mut().and_then(|m| {
+            (m.key == *key && same_order_inputs(&m.frame.report, &frame.report, &m.order, &m.keys))
+                .then(|| (m.order.clone(), std::mem::take(&mut m.keys)))
+        });
+        let (order, keys) = match reused {
+            Some(same) => same,
+            None => {
+                let mut cache = match &mut old {
+                    Some(m) => KeyCache {
+                        frame: Some(Arc::clone(&m.frame)),
+                        before: std::mem::take(&mut m.keys),
+                        moved: None,
+                        now: Vec::with_capacity(frame.report.restores.len()),
+                    },
+                    None => KeyCache::default(),
+                };
+                let order = compute(&mut cache);
+                // The frame before is let go only now that nothing compares with its index.
+                drop(cache.frame.take());
+                (order, cache.now)
             }
-            None => KeyCache::default(),
         };
-        let order = compute(&mut cache);
         let earlier = match old {
             Some(Memo {
                 frame,
@@ -311,8 +375,6 @@ impl ListMemo {
             Some(m) => m.earlier,
             None => None,
         };
-        // The frame before is let go only now that nothing compares with its index.
-        drop(cache.frame.take());
         *self.0.borrow_mut() = Some(Memo {
             frame: Arc::clone(frame),
             key: key.clone(),
@@ -322,7 +384,7 @@ impl ListMemo {
             sources: Vec::new(),
             widths: Vec::new(),
             earlier,
-            keys: cache.now,
+            keys,
         });
         order
     }
