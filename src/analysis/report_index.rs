@@ -145,17 +145,19 @@ impl std::fmt::Debug for ReportIndex {
 
 impl ReportIndex {
     /// The index of a report with `restores_len` restores and `findings_len` findings, from its
-    /// namespaces' indexes and `others` (in report order): findings about a restore that none
-    /// of those holds.
+    /// namespaces' indexes (in namespace order, as the report lists their restores: a position
+    /// is found by where each namespace starts) and `others` (in report order): findings about
+    /// a restore that none of those holds.
     pub fn from_namespaces(
         restores_len: usize,
         findings_len: usize,
-        mut namespaces: Vec<Arc<NsIndex>>,
+        namespaces: Vec<Arc<NsIndex>>,
         others: impl IntoIterator<Item = Arc<Finding>>,
     ) -> ReportIndex {
-        if !namespaces.is_sorted_by(|a, b| a.namespace <= b.namespace) {
-            namespaces.sort_by(|a, b| a.namespace.cmp(&b.namespace));
-        }
+        // Both callers walk a map ordered by namespace. Checked in tests only: on 1,000
+        // namespaces the comparisons were 7% of the pipeline's work per change (issue 28,
+        // twelfth session), and sorting here could not mend an order the restores do not have.
+        debug_assert!(namespaces.is_sorted_by(|a, b| a.namespace <= b.namespace));
         let mut by_restore: HashMap<RestoreId, Vec<Arc<Finding>>> = HashMap::new();
         let elsewhere = namespaces.iter().flat_map(|n| n.elsewhere.iter().cloned());
         for f in others.into_iter().chain(elsewhere) {
