@@ -22,6 +22,8 @@ use restorewatch::model::tombstones::Tombstone;
 use restorewatch::model::{AnyObject, Kind};
 use restorewatch::pipeline::frame::Frame;
 use restorewatch::pipeline::{Analyzer, Changes};
+use restorewatch::ui::keys::ScreenKind;
+use restorewatch::ui::sort::{Sort, SortCol};
 use restorewatch::ui::{App, Msg, UiOptions, select, update, view};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -212,16 +214,50 @@ fn check(a: &Analyzer, snap: &Snapshot, settings: &Settings, step: usize, op: &O
 /// The restores list of a dashboard that has shown every report so far (and keeps the order
 /// and rows it drew, `ui::list_memo`, from one to the next) is, cell for cell, the list a new
 /// dashboard draws of the last report: the reports the analyzer shares from one change to the
-/// next are the ones the memo reuses rows and keys by.
+/// next are the ones the memo reuses rows and keys by. Two dashboards: as opened, and one
+/// whose operator changes filter, sort and namespace as the reports come (what the memo keeps
+/// is kept per choice).
 struct Screens {
-    live: App,
+    live: Vec<(App, Choose)>,
     seq: u64,
+}
+
+/// A short screen (the first dozen rows drawn; the order of every restore is compared apart):
+/// a debug build draws every step of every case, twice per dashboard.
+const SCREEN_ROWS: u16 = 20;
+
+/// What the operator has chosen at a step: applied to the running dashboard and to the new one.
+type Choose = fn(&mut App, usize);
+
+fn as_opened(_: &mut App, _: usize) {}
+
+fn changing(app: &mut App, step: usize) {
+    let filter = if step % 3 == 0 { "a" } else { "" };
+    app.filters.insert(ScreenKind::Restores, filter.into());
+    match step % 4 {
+        0 => app.sorts.remove(&ScreenKind::Restores),
+        1 => app
+            .sorts
+            .insert(ScreenKind::Restores, Sort::by(SortCol::Name)),
+        2 => app.sorts.insert(
+            ScreenKind::Restores,
+            Sort {
+                col: SortCol::Findings,
+                reversed: true,
+            },
+        ),
+        _ => app
+            .sorts
+            .insert(ScreenKind::Restores, Sort::by(SortCol::Age)),
+    };
+    app.namespace = (step % 5 == 4).then(|| "tenant-a".to_string());
 }
 
 impl Screens {
     fn new(now: jiff::Timestamp) -> Screens {
+        let app = || App::new(UiOptions::default(), now, (160, SCREEN_ROWS));
         Screens {
-            live: App::new(UiOptions::default(), now, (160, 30)),
+            live: vec![(app(), as_opened as Choose), (app(), changing as Choose)],
             seq: 0,
         }
     }
@@ -234,32 +270,36 @@ impl Screens {
             report: Arc::clone(a.report()),
             analyzed_at: a.now(),
         });
-        update(&mut self.live, Msg::Frame(Some(Arc::clone(&frame))));
-        update(&mut self.live, Msg::Tick(a.now()));
-        let mut fresh = App::new(UiOptions::default(), a.now(), (160, 30));
-        update(&mut fresh, Msg::Frame(Some(frame)));
-        update(&mut fresh, Msg::Tick(a.now()));
         let ids = |app: &App| -> Vec<String> {
             select::restores(app)
                 .iter()
                 .map(|r| r.id.to_string())
                 .collect()
         };
-        assert_eq!(
-            ids(&self.live),
-            ids(&fresh),
-            "after step {step} ({op:?}) the running dashboard lists the restores in another order"
-        );
         let drawn = |app: &App| {
-            let mut t = Terminal::new(TestBackend::new(160, 30)).expect("a test terminal");
+            let mut t = Terminal::new(TestBackend::new(160, SCREEN_ROWS)).expect("a test terminal");
             t.draw(|f| view(app, f)).expect("drawn");
             t.backend().buffer().clone()
         };
-        assert_eq!(
-            drawn(&self.live),
-            drawn(&fresh),
-            "after step {step} ({op:?}) the running dashboard draws another list"
-        );
+        for (live, choose) in &mut self.live {
+            choose(live, step);
+            update(live, Msg::Frame(Some(Arc::clone(&frame))));
+            update(live, Msg::Tick(a.now()));
+            let mut fresh = App::new(UiOptions::default(), a.now(), (160, SCREEN_ROWS));
+            choose(&mut fresh, step);
+            update(&mut fresh, Msg::Frame(Some(Arc::clone(&frame))));
+            update(&mut fresh, Msg::Tick(a.now()));
+            assert_eq!(
+                ids(live),
+                ids(&fresh),
+                "after step {step} ({op:?}) the running dashboard lists the restores in another order"
+            );
+            assert_eq!(
+                drawn(live),
+                drawn(&fresh),
+                "after step {step} ({op:?}) the running dashboard draws another list"
+            );
+        }
     }
 }
 

@@ -319,12 +319,15 @@ fn same_order_inputs(was: &Report, now: &Report, order: &[usize], keys: &[Option
             .iter()
             .zip(&now.restores)
             .all(|(a, b)| Arc::ptr_eq(a, b))
-        && order.iter().all(|&pos| {
-            keys.get(pos)
-                .copied()
-                .flatten()
-                .is_some_and(|k| now.filed_at(pos) == Some(k.filed))
-        })
+        && order
+            .iter()
+            .all(|&pos| keys.get(pos).is_some_and(Option::is_some))
+        // Every key kept, listed or not, is checked: a key is carried to the next frame only
+        // filed where that frame files it (a place in a report let go could pass for another).
+        && keys
+            .iter()
+            .enumerate()
+            .all(|(pos, k)| k.is_none_or(|k| now.filed_at(pos) == Some(k.filed)))
 }
 
 impl ListMemo {
