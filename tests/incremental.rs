@@ -232,7 +232,7 @@ type Choose = fn(&mut App, usize);
 fn as_opened(_: &mut App, _: usize) {}
 
 fn changing(app: &mut App, step: usize) {
-    let filter = if step % 3 == 0 { "a" } else { "" };
+    let filter = if step.is_multiple_of(3) { "a" } else { "" };
     app.filters.insert(ScreenKind::Restores, filter.into());
     match step % 4 {
         0 => app.sorts.remove(&ScreenKind::Restores),
