@@ -128,8 +128,8 @@ pub struct Earlier {
     /// be freed (and its address reused) while they are compared.
     _frame: Option<Arc<Frame>>,
     rows: Vec<Option<BuiltRow>>,
-    /// Positions in `rows` by the address of their restore.
-    at: ByAddr<usize>,
+    /// Where each row is, by the position of its restore in the frame before.
+    at: Positional<RowAt>,
 }
 
 impl Earlier {
@@ -142,8 +142,8 @@ impl Earlier {
         restore: &Arc<RestoreView>,
         stale_kind: bool,
     ) -> Option<BuiltRow> {
-        let at = *self.at.get(&(Arc::as_ptr(restore) as usize))?;
-        let slot = self.rows.get_mut(at)?;
+        let at = self.at.find(pos, Arc::as_ptr(restore) as usize)?;
+        let slot = self.rows.get_mut(at.row)?;
         if !slot
             .as_ref()
             .is_some_and(|b| b.source.is(report, pos, restore, stale_kind))
@@ -158,6 +158,68 @@ impl Earlier {
             b.source.filed = report.filed_checked(pos);
         }
         Some(b)
+    }
+}
+
+/// Values made for the restores of the frame before, each knowing the address of its
+/// restore, found for a restore of the next frame by its position there first: a change redoes
+/// one namespace's restores and leaves the others where they were, so on 1,000 restores a
+/// lookup by address per restore (a hash and a likely cache miss each) was most of the cost
+/// (issue 28, twelfth session). The restores that moved are found by address, in a map made at
+/// the first one.
+#[derive(Clone)]
+struct Positional<V> {
+    by_pos: Vec<Option<V>>,
+    moved: Option<ByAddr<V>>,
+}
+
+/// A value made for one restore, which it names by its address.
+trait OfRestore: Copy {
+    fn addr(&self) -> usize;
+}
+
+impl<V> Default for Positional<V> {
+    fn default() -> Self {
+        Positional {
+            by_pos: Vec::new(),
+            moved: None,
+        }
+    }
+}
+
+impl<V: OfRestore> Positional<V> {
+    fn new(by_pos: Vec<Option<V>>) -> Self {
+        Positional {
+            by_pos,
+            moved: None,
+        }
+    }
+
+    /// What was made for the restore at `addr`, now at `pos`.
+    fn find(&mut self, pos: usize, addr: usize) -> Option<V> {
+        if let Some(Some(v)) = self.by_pos.get(pos)
+            && v.addr() == addr
+        {
+            return Some(*v);
+        }
+        let by_pos = &self.by_pos;
+        self.moved
+            .get_or_insert_with(|| by_pos.iter().flatten().map(|v| (v.addr(), *v)).collect())
+            .get(&addr)
+            .copied()
+    }
+}
+
+/// Where a row of the frame before is among `Earlier`'s rows.
+#[derive(Clone, Copy)]
+struct RowAt {
+    addr: usize,
+    row: usize,
+}
+
+impl OfRestore for RowAt {
+    fn addr(&self) -> usize {
+        self.addr
     }
 }
 
@@ -203,18 +265,24 @@ impl std::fmt::Debug for ListMemo {
     }
 }
 
-/// Rows and their sources (made for `frame`), ready to be taken by the next frame's.
+/// Rows and their sources (made for `frame`, in `order`), ready to be taken by the next
+/// frame's.
 fn earlier_of(
     frame: Arc<Frame>,
+    order: &[usize],
     rows: Vec<Row>,
     sources: Vec<Source>,
     widths: Vec<Box<[usize]>>,
 ) -> Earlier {
-    let at = sources
-        .iter()
-        .enumerate()
-        .map(|(pos, s)| (Arc::as_ptr(&s.restore) as usize, pos))
-        .collect();
+    let mut by_pos = vec![None; frame.report.restores.len()];
+    for (row, (&pos, s)) in order.iter().zip(&sources).enumerate() {
+        if let Some(slot) = by_pos.get_mut(pos) {
+            *slot = Some(RowAt {
+                addr: Arc::as_ptr(&s.restore) as usize,
+                row,
+            });
+        }
+    }
     let rows = rows
         .into_iter()
         .zip(sources)
@@ -230,7 +298,7 @@ fn earlier_of(
     Earlier {
         _frame: Some(frame),
         rows,
-        at,
+        at: Positional::new(by_pos),
     }
 }
 
@@ -247,20 +315,20 @@ pub struct Keyed {
     key: RowKey,
 }
 
-/// Each restore's `RowKey` as computed for the frame before, by position in its restores, with
-/// where its findings were filed: a restore whose findings are filed in the same place keeps
-/// its key, without its findings (or itself) being read again. By position, because a change
-/// redoes one namespace's restores and leaves the others where they were: on 1,000 restores a
-/// lookup by address per restore (a hash and a likely cache miss each) was most of the order's
-/// cost per frame (issue 28, twelfth session); the restores that moved are looked up by
-/// address.
+impl OfRestore for Keyed {
+    fn addr(&self) -> usize {
+        self.addr
+    }
+}
+
+/// Each restore's `RowKey` as computed for the frame before, with where its findings were
+/// filed: a restore whose findings are filed in the same place keeps its key, without its
+/// findings (or itself) being read again. Found by position (`Positional`).
 #[derive(Clone, Default)]
 pub struct KeyCache {
     /// Held: the `Filed` places of `before` are in its report's index.
     frame: Option<Arc<Frame>>,
-    before: Vec<Option<Keyed>>,
-    /// `before` by address, made at the first restore not found at its own position.
-    moved: Option<ByAddr<Keyed>>,
+    before: Positional<Keyed>,
     now: Vec<Option<Keyed>>,
 }
 
@@ -272,7 +340,7 @@ impl KeyCache {
         };
         let addr = Arc::as_ptr(r) as usize;
         if let Some(filed) = report.filed_at(pos)
-            && let Some(was) = self.before_of(pos, addr)
+            && let Some(was) = self.before.find(pos, addr)
             && was.filed == filed
         {
             self.remember(pos, was);
@@ -283,20 +351,6 @@ impl KeyCache {
             self.remember(pos, Keyed { addr, filed, key });
         }
         key
-    }
-
-    /// The key computed for the frame before for the restore at `addr`, now at `pos`.
-    fn before_of(&mut self, pos: usize, addr: usize) -> Option<Keyed> {
-        if let Some(k) = self.before.get(pos).copied().flatten()
-            && k.addr == addr
-        {
-            return Some(k);
-        }
-        let before = &self.before;
-        self.moved
-            .get_or_insert_with(|| before.iter().flatten().map(|k| (k.addr, *k)).collect())
-            .get(&addr)
-            .copied()
     }
 
     fn remember(&mut self, pos: usize, k: Keyed) {
@@ -355,8 +409,7 @@ impl ListMemo {
                 let mut cache = match &mut old {
                     Some(m) => KeyCache {
                         frame: Some(Arc::clone(&m.frame)),
-                        before: std::mem::take(&mut m.keys),
-                        moved: None,
+                        before: Positional::new(std::mem::take(&mut m.keys)),
                         now: Vec::with_capacity(frame.report.restores.len()),
                     },
                     None => KeyCache::default(),
@@ -370,11 +423,12 @@ impl ListMemo {
         let earlier = match old {
             Some(Memo {
                 frame,
+                order: was,
                 rows: Some(rows),
                 sources,
                 widths,
                 ..
-            }) => Some(earlier_of(frame, rows, sources, widths)),
+            }) => Some(earlier_of(frame, &was, rows, sources, widths)),
             Some(m) => m.earlier,
             None => None,
         };
@@ -450,5 +504,17 @@ mod tests {
             .map(|k| build.hash_one(0x7f00_0000_0000 + k * 64) & 1023)
             .collect();
         assert!(buckets.len() > 600, "{} buckets of 1024", buckets.len());
+    }
+
+    #[test]
+    fn a_restore_is_found_at_its_position_or_by_its_address_once_moved() {
+        let at = |addr, row| Some(RowAt { addr, row });
+        let mut p = Positional::new(vec![at(100, 0), None, at(300, 1)]);
+        assert_eq!(p.find(0, 100).map(|r| r.row), Some(0));
+        // Another restore now at position 0: not the one made there.
+        assert!(p.find(0, 200).is_none());
+        // The restore at 300 moved to position 1 (one before it was removed).
+        assert_eq!(p.find(1, 300).map(|r| r.row), Some(1));
+        assert!(p.find(5, 999).is_none());
     }
 }
