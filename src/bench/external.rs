@@ -197,12 +197,13 @@ async fn measure(
             if let Some(s) = scratch {
                 eprintln!("bench: existing cluster: kubectl -w");
                 let field = format!("metadata.name={}", s.name);
-                let (p50, p99, seen) = kubectl
+                let w = kubectl
                     .watch(client, Some(&field), 1, &writes, args.writes)
                     .await?;
-                k.watch_p50_ms = Some(p50);
-                k.watch_p99_ms = Some(p99);
-                k.watch_seen = seen;
+                k.watch_p50_ms = Some(w.p50_ms);
+                k.watch_p99_ms = Some(w.p99_ms);
+                k.watch_seen = w.seen;
+                k.watch_p99_blocks_ms = w.p99_blocks_ms;
             }
             Some(k)
         }

@@ -26,6 +26,9 @@ pub struct KubectlResult {
     pub watch_p50_ms: Option<f64>,
     pub watch_p99_ms: Option<f64>,
     pub watch_seen: usize,
+    /// The p99 of each 200 writes (`writes::block_p99s`), with 400 writes or more.
+    #[serde(default)]
+    pub watch_p99_blocks_ms: Vec<f64>,
 }
 
 /// The kubectl binary and the arguments that point it at the server.
@@ -125,7 +128,8 @@ impl Kubectl {
     }
 
     /// `kubectl get pvc -A -w` (narrowed by `field_selector` when given): after its `initial`
-    /// lines, each write is timed until kubectl prints the PVC's line. p50, p99, writes seen.
+    /// lines, each write is timed until kubectl prints the PVC's line: `seen`, `p50_ms`,
+    /// `p99_ms` and `p99_blocks_ms` of the result are set.
     pub async fn watch(
         &self,
         client: &kube::Client,
@@ -133,7 +137,7 @@ impl Kubectl {
         initial: usize,
         targets: &[(String, String)],
         writes: usize,
-    ) -> anyhow::Result<(f64, f64, usize)> {
+    ) -> anyhow::Result<super::writes::WriteTimes> {
         let mut watching = self.start_watch(field_selector, initial).await?;
         let mut lat = Vec::new();
         for i in 0..writes {
@@ -155,8 +159,15 @@ impl Kubectl {
             }
             tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
         }
+        let p99_blocks_ms = super::writes::block_p99s(&lat);
         lat.sort_by(f64::total_cmp);
-        Ok((percentile(&lat, 50.0), percentile(&lat, 99.0), lat.len()))
+        Ok(super::writes::WriteTimes {
+            seen: lat.len(),
+            p50_ms: percentile(&lat, 50.0),
+            p99_ms: percentile(&lat, 99.0),
+            p99_blocks_ms,
+            ..Default::default()
+        })
     }
 
     /// Starts `kubectl get pvc -A -w --no-headers` and waits for its `initial` lines (the

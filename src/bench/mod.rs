@@ -421,7 +421,7 @@ async fn run_cluster(
         Some(((list_s, list_rss), same_s)) => {
             eprintln!("bench: {tag}: kubectl -w");
             let client = worker::client(&url)?;
-            let (p50, p99, seen) = kubectl
+            let w = kubectl
                 .watch(&client, None, pvcs, &targets, args.writes)
                 .await?;
             Some(KubectlResult {
@@ -429,9 +429,10 @@ async fn run_cluster(
                 list_rss,
                 list_same_s: Some(same_s),
                 list_same_kinds: Some(same_kinds),
-                watch_p50_ms: Some(p50),
-                watch_p99_ms: Some(p99),
-                watch_seen: seen,
+                watch_p50_ms: Some(w.p50_ms),
+                watch_p99_ms: Some(w.p99_ms),
+                watch_seen: w.seen,
+                watch_p99_blocks_ms: w.p99_blocks_ms,
             })
         }
         None => None,

@@ -56,6 +56,9 @@ pub struct ServeResult {
     pub patch_p50_ms: f64,
     #[serde(default)]
     pub patch_p99_ms: f64,
+    /// The p99 of each 200 writes (`writes::block_p99s`), with 400 writes or more.
+    #[serde(default)]
+    pub write_p99_blocks_ms: Vec<f64>,
     /// LIST / WATCH requests from the first report to the end of the writes, counted by the
     /// emulator (`None` on a server without its counters).
     #[serde(default)]
@@ -162,6 +165,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         write_p99_ms: w.p99_ms,
         patch_p50_ms: w.patch_p50_ms,
         patch_p99_ms: w.patch_p99_ms,
+        write_p99_blocks_ms: w.p99_blocks_ms,
         lists_after_sync,
         watches_after_sync,
         window_s,

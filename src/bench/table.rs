@@ -15,6 +15,17 @@ fn ratio(ours: f64, theirs: f64) -> String {
     }
 }
 
+/// The lowest and highest of `v`, and how many: "-" when empty.
+fn spread(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() {
+        "-".into()
+    } else {
+        format!("{lo:.2}-{hi:.2} ms ({})", v.len())
+    }
+}
+
 /// (steady - start) / held, in bytes.
 fn per_object(steady: u64, start: u64, held: usize) -> f64 {
     steady.saturating_sub(start) as f64 / held.max(1) as f64
@@ -168,6 +179,28 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             _ => "-".into(),
         },
     );
+    // With 400 writes or more: how far the p99 of 200 writes (the targets' series) moves within
+    // one run, for each reader.
+    if results
+        .iter()
+        .any(|r| !r.restorewatch.write_p99_blocks_ms.is_empty())
+    {
+        row(
+            "p99 of each 200 writes in turn, lowest-highest (blocks): dashboard · serve · kubectl -w",
+            &|r| {
+                format!(
+                    "{} · {} · {}",
+                    spread(&r.restorewatch.write_p99_blocks_ms),
+                    r.serve
+                        .as_ref()
+                        .map_or("-".into(), |s| spread(&s.write_p99_blocks_ms)),
+                    r.kubectl
+                        .as_ref()
+                        .map_or("-".into(), |k| spread(&k.watch_p99_blocks_ms))
+                )
+            },
+        );
+    }
     row("LIST / WATCH requests per minute after sync", &|r| {
         let w = &r.restorewatch;
         match (
@@ -529,4 +562,49 @@ pub fn render(results: &[RunResult]) -> String {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::kubectl::KubectlResult;
+    use crate::bench::worker::WorkerResult;
+
+    fn run(blocks: Vec<f64>) -> RunResult {
+        RunResult {
+            shape: "default".into(),
+            generated: true,
+            objects: 20000,
+            pvcs: 5666,
+            restores: 200,
+            restorewatch: WorkerResult {
+                write_p99_blocks_ms: blocks,
+                ..Default::default()
+            },
+            kubectl: Some(KubectlResult {
+                watch_p99_blocks_ms: vec![1.74, 2.85],
+                ..Default::default()
+            }),
+            serve: None,
+            load_before: "0.10".into(),
+            load_after: "0.10".into(),
+        }
+    }
+
+    /// A run of 400 writes or more shows how far each reader's p99 of 200 writes moved within
+    /// it; a run of 200 (the targets' series) has no such row.
+    #[test]
+    fn the_p99_of_each_200_writes_is_shown_only_for_runs_of_two_blocks_or_more() {
+        let with = render(&[run(vec![2.08, 1.99, 2.30])]);
+        let line = with
+            .lines()
+            .find(|l| l.starts_with("| p99 of each 200 writes in turn"))
+            .unwrap_or_else(|| panic!("no row: {with}"));
+        assert!(
+            line.ends_with("| 1.99-2.30 ms (3) · - · 1.74-2.85 ms (2) |"),
+            "{line}"
+        );
+        let without = render(&[run(Vec::new())]);
+        assert!(!without.contains("p99 of each 200 writes"), "{without}");
+    }
 }

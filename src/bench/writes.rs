@@ -35,6 +35,28 @@ pub struct WriteTimes {
     /// The PATCH round trip alone (the server's share).
     pub patch_p50_ms: f64,
     pub patch_p99_ms: f64,
+    /// `block_p99s` of the writes in the order they were made.
+    pub p99_blocks_ms: Vec<f64>,
+}
+
+/// Writes per block in `block_p99s`: the size of the series the targets are judged on.
+pub const BLOCK: usize = 200;
+
+/// The p99 of each `BLOCK` consecutive write latencies (in the order written), when there are
+/// at least two blocks: how far one run's p99 of 200 writes moves from block to block, which
+/// tells a target missed by the server's tail from one missed by the reader.
+pub fn block_p99s(in_order: &[f64]) -> Vec<f64> {
+    if in_order.len() < 2 * BLOCK {
+        return Vec::new();
+    }
+    in_order
+        .chunks_exact(BLOCK)
+        .map(|c| {
+            let mut s = c.to_vec();
+            s.sort_by(f64::total_cmp);
+            percentile(&s, 99.0)
+        })
+        .collect()
 }
 
 fn ms(d: Duration) -> f64 {
@@ -237,6 +259,7 @@ async fn timed(
         }
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
+    out.p99_blocks_ms = block_p99s(&lat);
     lat.sort_by(f64::total_cmp);
     out.seen = lat.len();
     out.p50_ms = percentile(&lat, 50.0);
@@ -251,6 +274,19 @@ async fn timed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of 450 writes is two blocks of 200 (the last 50 are no block): each block's p99 is
+    /// its own, so a slow stretch shows in the block it fell in.
+    #[test]
+    fn each_block_of_200_writes_has_its_own_p99() {
+        let mut lat = vec![1.0; 450];
+        for l in lat.iter_mut().skip(200).take(5) {
+            *l = 9.0;
+        }
+        assert_eq!(block_p99s(&lat), vec![1.0, 9.0]);
+        // Under two blocks there is nothing to compare.
+        assert!(block_p99s(&lat[..399]).is_empty());
+    }
     use crate::model::Kind;
     use crate::sim::{Sim, SimConfig};
 
