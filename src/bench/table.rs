@@ -17,13 +17,12 @@ fn ratio(ours: f64, theirs: f64) -> String {
 
 /// The lowest and highest of `v`, and how many: "-" when empty.
 fn spread(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if v.is_empty() {
-        "-".into()
-    } else {
-        format!("{lo:.2}-{hi:.2} ms ({})", v.len())
-    }
+    format!("{lo:.2}-{hi:.2} ms ({})", v.len())
 }
 
 /// (steady - start) / held, in bytes.
