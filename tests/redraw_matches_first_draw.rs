@@ -8,6 +8,8 @@ mod common;
 use common::draw;
 use common::ui_data;
 use crossterm::event::{KeyCode, KeyModifiers};
+use restorewatch::cluster::{KindHealth, SyncState};
+use restorewatch::model::Kind;
 use restorewatch::pipeline::frame::Frame;
 use restorewatch::ui::app::Screen;
 use restorewatch::ui::theme::Theme;
@@ -31,6 +33,22 @@ fn app() -> App {
     let mut a = App::new(opts, ui_data::now(), (160, 20));
     update(&mut a, Msg::Frame(Some(ui_data::frame(1))));
     a
+}
+
+/// `shown`'s report over a snapshot whose RestoreJobs' watch has been resyncing for `minutes`.
+fn stale_since(seq: u64, shown: &Frame, minutes: i64) -> Arc<Frame> {
+    let mut s = ui_data::snapshot();
+    s.health.insert(
+        Kind::RestoreJob,
+        KindHealth {
+            state: SyncState::Resyncing {
+                since: ui_data::ago(minutes),
+                error: "watch stream closed".into(),
+            },
+            last_event: Some(ui_data::ago(minutes)),
+        },
+    );
+    ui_data::frame_with(seq, s, (*shown.report).clone())
 }
 
 fn apply(app: &mut App, step: &Step) {
@@ -88,6 +106,11 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         special(KeyCode::Esc),
         // The first frame again.
         Step::Frame(ui_data::frame(3)),
+        // The same restores, stale: every row is built again, in the stale style.
+        Step::Frame(stale_since(4, &shown, 3)),
+        // Stale since another instant, at the same clock: the rows are the same ones, their
+        // "stale 1d0h" cells are not (the clock moved a day above).
+        Step::Frame(stale_since(5, &shown, 3 * 24 * 60)),
     ]);
     let mut done = Vec::new();
     let (mut filtered, mut findings) = (false, false);
@@ -109,4 +132,31 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
     // The keys did reach the screens they are meant to.
     assert!(filtered, "the filter never narrowed the list");
     assert!(findings, "the findings screen never opened");
+}
+
+/// The frame a new one replaces is let go after the new one is drawn, not while it is drawn
+/// (freeing a report walks every restore and finding it held, on the way to the screen), and
+/// frames that never got drawn are not kept without bound.
+#[test]
+fn the_frame_before_is_let_go_once_the_next_is_drawn() {
+    let mut live = app();
+    let _ = draw(&live);
+    let first = Arc::downgrade(live.shown.as_ref().expect("a frame"));
+    update(&mut live, Msg::Frame(Some(ui_data::frame(2))));
+    let _ = draw(&live);
+    assert!(first.upgrade().is_some(), "let go during the draw");
+    live.release_retired();
+    assert!(first.upgrade().is_none(), "still held after the draw");
+
+    let undrawn: Vec<_> = (10..30)
+        .map(|seq| {
+            let f = ui_data::frame(seq);
+            let weak = Arc::downgrade(&f);
+            update(&mut live, Msg::Frame(Some(f)));
+            weak
+        })
+        .collect();
+    let held = undrawn.iter().filter(|w| w.upgrade().is_some()).count();
+    // The newest (shown) and the few retired before it, not all twenty.
+    assert!((2..=6).contains(&held), "{held} of 20 frames held");
 }

@@ -204,6 +204,8 @@ async fn draw_loop(
                         at: Instant::now(),
                         draws,
                     });
+                    // As `ui::run` does once the terminal has the frame.
+                    app.release_retired();
                 }
             }
         }

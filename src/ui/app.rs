@@ -264,6 +264,9 @@ pub struct App {
     pub shown: Option<Arc<Frame>>,
     /// The newest frame received; differs from `shown` only while frozen.
     pub latest: Option<Arc<Frame>>,
+    /// Frames replaced since the last draw, let go after it (`release_retired`): freeing a
+    /// report walks every restore and finding it held, which a new frame need not wait for.
+    pub retired: Vec<Arc<Frame>>,
     pub frozen: bool,
     pub screen: Screen,
     /// Where `Esc` goes back to.
@@ -301,7 +304,26 @@ pub struct App {
     pub dirty: bool,
 }
 
+/// Frames kept in `App::retired` at most: without a draw (a terminal that stopped drawing,
+/// a test that never draws), older ones are let go at once.
+const MAX_RETIRED: usize = 4;
+
 impl App {
+    /// Keeps `old`, replaced by a newer frame, until the next draw is done.
+    pub fn retire(&mut self, old: Option<Arc<Frame>>) {
+        self.retired.extend(old);
+        if self.retired.len() > MAX_RETIRED {
+            let extra = self.retired.len() - MAX_RETIRED;
+            self.retired.drain(..extra);
+        }
+    }
+
+    /// Lets go of the frames and rows the last draw replaced: called once it is on screen.
+    pub fn release_retired(&mut self) {
+        self.retired.clear();
+        self.list_memo.release_retired();
+    }
+
     pub fn new(opts: UiOptions, now: Timestamp, size: (u16, u16)) -> App {
         let actions = if opts.readonly {
             Actions::ReadOnly
@@ -320,6 +342,7 @@ impl App {
             opts,
             shown: None,
             latest: None,
+            retired: Vec::new(),
             frozen: false,
             screen: Screen::Restores,
             stack: Vec::new(),

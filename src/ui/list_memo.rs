@@ -101,12 +101,19 @@ impl Source {
     }
 }
 
-/// A row, what it was built from, and the display width of its cells as built.
+/// What the cells of a row that read the clock were last drawn for: the UI's clock and when
+/// the data began to be stale (`select::stale_since`). With the row's restore the same, equal
+/// stamps mean equal cells.
+pub type ClockStamp = (jiff::Timestamp, Option<jiff::Timestamp>);
+
+/// A row, what it was built from, the display width of its cells as built, and what its
+/// clock cells were last drawn for.
 #[derive(Clone)]
 pub struct BuiltRow {
     pub source: Source,
     pub row: Row,
     widths: Box<[usize]>,
+    clock: Option<ClockStamp>,
 }
 
 impl BuiltRow {
@@ -116,6 +123,7 @@ impl BuiltRow {
             source,
             row,
             widths,
+            clock: None,
         }
     }
 }
@@ -248,6 +256,8 @@ struct Memo {
     /// The display width of each of `rows`' cells as built (`common::cell_widths`): a row
     /// taken from the frame before keeps them, so a new frame measures only the rows it built.
     widths: Vec<Box<[usize]>>,
+    /// What each of `rows`' clock cells were last drawn for (`None`: not since it was built).
+    clocks: Vec<Option<ClockStamp>>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
     /// The order's keys for this frame, by position in its restores.
@@ -256,7 +266,7 @@ struct Memo {
 
 /// One per `App`; interior mutability because drawing reads the app immutably.
 #[derive(Clone, Default)]
-pub struct ListMemo(RefCell<Option<Memo>>);
+pub struct ListMemo(RefCell<Option<Memo>>, RefCell<Option<Earlier>>);
 
 impl std::fmt::Debug for ListMemo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -273,6 +283,7 @@ fn earlier_of(
     rows: Vec<Row>,
     sources: Vec<Source>,
     widths: Vec<Box<[usize]>>,
+    clocks: Vec<Option<ClockStamp>>,
 ) -> Earlier {
     let mut by_pos = vec![None; frame.report.restores.len()];
     for (row, (&pos, s)) in order.iter().zip(&sources).enumerate() {
@@ -287,11 +298,13 @@ fn earlier_of(
         .into_iter()
         .zip(sources)
         .zip(widths)
-        .map(|((row, source), widths)| {
+        .zip(clocks)
+        .map(|(((row, source), widths), clock)| {
             Some(BuiltRow {
                 source,
                 row,
                 widths,
+                clock,
             })
         })
         .collect();
@@ -427,8 +440,9 @@ impl ListMemo {
                 rows: Some(rows),
                 sources,
                 widths,
+                clocks,
                 ..
-            }) => Some(earlier_of(frame, &was, rows, sources, widths)),
+            }) => Some(earlier_of(frame, &was, rows, sources, widths, clocks)),
             Some(m) => m.earlier,
             None => None,
         };
@@ -440,22 +454,33 @@ impl ListMemo {
             widest: Vec::new(),
             sources: Vec::new(),
             widths: Vec::new(),
+            clocks: Vec::new(),
             earlier,
             keys,
         });
         order
     }
 
+    /// Lets go of what the last draw left over (the rows and frame before): called once the
+    /// frame is on screen.
+    pub fn release_retired(&self) {
+        drop(self.1.borrow_mut().take());
+    }
+
     /// Runs `f` on the rows of the remembered order (built by `build` the first time), after
     /// `refresh` redid the clock-dependent cells of the rows in `visible` (the window drawn:
     /// those cells have fixed-width columns, so the rows not drawn need not read the clock;
-    /// on 1,000 rows that was a thousand ages formatted per clock move). `None` when `order`
-    /// was not the last one asked for (then nothing is remembered for it).
+    /// on 1,000 rows that was a thousand ages formatted per clock move) whose cells were last
+    /// drawn for another `clock` (a row taken from the frame before keeps its stamp: on a new
+    /// frame within the same second, only the rows built anew format their ages). `None` when
+    /// `order` was not the last one asked for (then nothing is remembered for it).
+    #[allow(clippy::too_many_arguments)]
     pub fn with_rows<R>(
         &self,
         frame: &Arc<Frame>,
         order: &[usize],
         visible: std::ops::Range<usize>,
+        clock: ClockStamp,
         build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row], &[usize]) -> R,
@@ -465,26 +490,43 @@ impl ListMemo {
             .as_mut()
             .filter(|m| Arc::ptr_eq(&m.frame, frame) && m.order == order)?;
         if m.rows.is_none() {
-            // Only this frame's rows are kept: the older frame's restores are let go.
+            // Only this frame's rows are kept: the older frame's restores are let go, but
+            // after the frame is on screen (`release_retired`): the last reference to the
+            // frame before is usually this one, and freeing its report is a walk over every
+            // restore and finding it held, on the way to the screen.
             let mut earlier = m.earlier.take().unwrap_or_default();
             let built = build(&mut earlier);
+            *self.1.borrow_mut() = Some(earlier);
             let mut rows = Vec::with_capacity(built.len());
             let mut sources = Vec::with_capacity(built.len());
             let mut widths = Vec::with_capacity(built.len());
+            let mut clocks = Vec::with_capacity(built.len());
             for b in built {
                 rows.push(b.row);
                 sources.push(b.source);
                 widths.push(b.widths);
+                clocks.push(b.clock);
             }
             m.widest = super::views::common::widest_of(widths.iter().map(|w| &**w));
             m.rows = Some(rows);
             m.sources = sources;
             m.widths = widths;
+            m.clocks = clocks;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
+        m.clocks.resize(rows.len(), None);
         let (from, to) = (visible.start, visible.end.min(rows.len()));
-        for (pos, row) in order.iter().zip(rows.iter_mut()).take(to).skip(from) {
-            refresh(*pos, row);
+        for ((pos, row), drawn_for) in order
+            .iter()
+            .zip(rows.iter_mut())
+            .zip(m.clocks.iter_mut())
+            .take(to)
+            .skip(from)
+        {
+            if *drawn_for != Some(clock) {
+                refresh(*pos, row);
+                *drawn_for = Some(clock);
+            }
         }
         Some(f(rows, &m.widest))
     }

@@ -285,6 +285,7 @@ async fn run_loop(
                     app.dirty = false;
                     pacer.sent(now);
                     draw_at = None;
+                    app.release_retired();
                     // A debugging switch, and what the end-to-end test uses to prove that a
                     // crash leaves a usable terminal and names the log.
                     if std::env::var_os("RESTOREWATCH_DEBUG_PANIC").is_some() {

@@ -201,7 +201,8 @@ fn on_context_switched(
 }
 
 fn on_frame(app: &mut App, f: Option<Arc<Frame>>) {
-    app.latest = f;
+    let old = std::mem::replace(&mut app.latest, f);
+    app.retire(old);
     if !app.frozen {
         show_latest(app);
     }
@@ -210,7 +211,8 @@ fn on_frame(app: &mut App, f: Option<Arc<Frame>>) {
 }
 
 fn show_latest(app: &mut App) {
-    app.shown = app.latest.clone();
+    let old = std::mem::replace(&mut app.shown, app.latest.clone());
+    app.retire(old);
     if let Screen::Yaml(y) = &app.screen {
         let target = y.target.clone();
         refresh_yaml(app, &target);

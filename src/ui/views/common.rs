@@ -14,7 +14,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 
 pub const TAB_SEP: &str = " │ ";
 pub const TAB_SEP_WIDTH: u16 = 3;
@@ -228,30 +228,35 @@ pub fn draw_table_sized(
     f.render_widget(Paragraph::new(header), columns);
     let h = usize::from(rows_area.height);
     let vis = sel.visible(rows.len(), h);
-    let lines: Vec<Line> = rows
-        .iter()
-        .enumerate()
-        .skip(vis.offset)
-        .take(h)
-        .map(|(n, row)| {
-            let selected = n == vis.selected;
-            let cells = shown.iter().zip(&widths).map(|(i, w)| {
-                let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
-                let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
-                if selected {
-                    style = style.patch(theme.selected());
-                }
-                (text, *w, cols[*i].right, style)
-            });
-            let mut line = line_of(shown.len(), cells);
-            if selected {
-                // The spaces between cells belong to the cursor too.
-                line = line.style(theme.selected());
+    // Each row written straight into the buffer, cell after cell, as `render_rows` draws the
+    // line of its fitted cells (`fitted`, a space between them): no spans or lines are made
+    // for the rows of every redraw.
+    let buf = f.buffer_mut();
+    let area = rows_area.intersection(buf.area);
+    let drawn = rows.iter().enumerate().skip(vis.offset).take(h);
+    for ((n, row), y) in drawn.zip(area.top()..area.bottom()) {
+        let selected = n == vis.selected;
+        // The spaces between cells belong to the cursor too.
+        let line_style = if selected {
+            theme.selected()
+        } else {
+            Style::default()
+        };
+        let mut out = LineWriter::new(buf, area, y, line_style);
+        for (k, (i, w)) in shown.iter().zip(&widths).enumerate() {
+            if k > 0 && !out.span(" ", Style::default()) {
+                break;
             }
-            line
-        })
-        .collect();
-    render_rows(&lines, rows_area, f.buffer_mut());
+            let text = row.cells.get(*i).map_or("", |c| c.text.as_str());
+            let mut style = row.cells.get(*i).and_then(|c| c.style).unwrap_or(row.style);
+            if selected {
+                style = style.patch(theme.selected());
+            }
+            if !out.fitted(text, *w, cols[*i].right, style) {
+                break;
+            }
+        }
+    }
 }
 
 /// `format::fit(text, w, right)` in `style`, pushed as spans: the text as it is when it fits
@@ -268,14 +273,11 @@ fn fitted<'a>(spans: &mut Vec<Span<'a>>, text: &'a str, w: usize, right: bool, s
 }
 
 /// Draws `lines` exactly as `Paragraph::new(lines)` would (left-aligned, not wrapped, cut at
-/// the area's edge), but a span of printable ASCII a byte per cell: the paragraph walks the
-/// Unicode graphemes of every character, which on a 160x48 table was half of a redraw's time,
-/// and each new frame and clock tick redraws it. Other spans take the paragraph's own steps
-/// (its graphemes, their widths, the same cut).
+/// the area's edge), through `LineWriter`.
+#[cfg(test)]
 fn render_rows(lines: &[Line], area: Rect, buf: &mut ratatui::buffer::Buffer) {
-    use ratatui::buffer::CellWidth;
+    use ratatui::widgets::Widget;
     let area = area.intersection(buf.area);
-    let max = area.width;
     for (y, line) in (area.top()..area.bottom()).zip(lines) {
         if line
             .alignment
@@ -284,41 +286,95 @@ fn render_rows(lines: &[Line], area: Rect, buf: &mut ratatui::buffer::Buffer) {
             Paragraph::new(line.clone()).render(Rect::new(area.x, y, area.width, 1), buf);
             continue;
         }
-        let base = Style::default().patch(line.style);
-        // The width drawn so far: the paragraph stops at the first grapheme that does not fit.
-        let mut w: u16 = 0;
-        'spans: for span in &line.spans {
-            if span.content.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-                let style = base.patch(span.style);
-                for b in span.content.bytes() {
-                    if w >= max {
-                        break 'spans;
-                    }
-                    buf[(area.left() + w, y)]
-                        .set_char(char::from(b))
-                        .set_style(style);
-                    w += 1;
-                }
-                continue;
-            }
-            for g in span.styled_graphemes(base) {
-                let gw = g.symbol.cell_width();
-                if gw > max {
-                    continue;
-                }
-                if w + gw > max {
-                    break 'spans;
-                }
-                if gw == 0 {
-                    continue;
-                }
-                let symbol = if g.symbol.is_empty() { " " } else { g.symbol };
-                buf[(area.left() + w, y)]
-                    .set_symbol(symbol)
-                    .set_style(g.style);
-                w += gw;
+        let mut out = LineWriter::new(buf, area, y, line.style);
+        for span in &line.spans {
+            if !out.span(&span.content, span.style) {
+                break;
             }
         }
+    }
+}
+
+/// Characters the tables draw themselves (the steps' glyphs, the cut's ellipsis): each one
+/// cell wide, and none joins a neighbour into one grapheme, so a text of these and printable
+/// ASCII is drawn a character per cell (checked against the paragraph in the tests).
+const ONE_CELL_GLYPHS: &[char] = &['·', '▶', '✓', '✗', '–', '…'];
+
+/// One line of a table written into the buffer span after span exactly as
+/// `Paragraph::new(line)` draws it (left-aligned, not wrapped, cut at the area's edge), but a
+/// span of printable ASCII (or of `ONE_CELL_GLYPHS`) a character per cell: the paragraph walks
+/// the Unicode graphemes of every character, which on a 160x48 table was half of a redraw's
+/// time, and each new frame and clock tick redraws it. Other spans take the paragraph's own
+/// steps (its graphemes, their widths, the same cut).
+struct LineWriter<'b> {
+    buf: &'b mut ratatui::buffer::Buffer,
+    x: u16,
+    y: u16,
+    max: u16,
+    /// The width drawn so far: the paragraph stops at the first grapheme that does not fit.
+    w: u16,
+    base: Style,
+}
+
+impl<'b> LineWriter<'b> {
+    /// A line at row `y` of `area` (within the buffer), in `line_style` under its spans'.
+    fn new(buf: &'b mut ratatui::buffer::Buffer, area: Rect, y: u16, line_style: Style) -> Self {
+        LineWriter {
+            buf,
+            x: area.left(),
+            y,
+            max: area.width,
+            w: 0,
+            base: Style::default().patch(line_style),
+        }
+    }
+
+    /// Draws `text` in `style` (over the line's); false once the line is full (the rest of it
+    /// is not drawn).
+    fn span(&mut self, text: &str, style: Style) -> bool {
+        use ratatui::buffer::CellWidth;
+        let simple = |c: char| (' '..='~').contains(&c) || ONE_CELL_GLYPHS.contains(&c);
+        if text.bytes().all(|b| (0x20..0x7f).contains(&b)) || text.chars().all(simple) {
+            let style = self.base.patch(style);
+            for c in text.chars() {
+                if self.w >= self.max {
+                    return false;
+                }
+                self.buf[(self.x + self.w, self.y)]
+                    .set_char(c)
+                    .set_style(style);
+                self.w += 1;
+            }
+            return true;
+        }
+        let span = Span::styled(text, style);
+        for g in span.styled_graphemes(self.base) {
+            let gw = g.symbol.cell_width();
+            if gw > self.max {
+                continue;
+            }
+            if self.w + gw > self.max {
+                return false;
+            }
+            if gw == 0 {
+                continue;
+            }
+            let symbol = if g.symbol.is_empty() { " " } else { g.symbol };
+            self.buf[(self.x + self.w, self.y)]
+                .set_symbol(symbol)
+                .set_style(g.style);
+            self.w += gw;
+        }
+        true
+    }
+
+    /// `text` fitted to `w` cells as `fitted` pushes it: the text cut to fit, padded with
+    /// spaces in `style` on the right (on the left when `right`).
+    fn fitted(&mut self, text: &str, w: usize, right: bool, style: Style) -> bool {
+        let t = format::truncate(text, w);
+        let pad = format::spaces(w.saturating_sub(format::width(&t)));
+        let (first, second) = if right { (&*pad, &*t) } else { (&*t, &*pad) };
+        self.span(first, style) && self.span(second, style)
     }
 }
 
@@ -627,6 +683,7 @@ pub fn rows_style(app: &App, kind: Kind) -> Style {
 mod tests {
     use super::*;
     use ratatui::text::{Line, Span};
+    use ratatui::widgets::Widget;
 
     fn row(cells: &[&str]) -> Row {
         Row {
@@ -671,12 +728,20 @@ mod tests {
                 Span::raw("y"),
             ]),
             Line::from(vec![Span::raw("a\u{200b}b…"), Span::styled("ok", cut)]),
+            // The tables' own glyphs, drawn a character per cell, cut at the edge as the
+            // paragraph cuts them; one with a combining mark after it is a grapheme of two.
+            Line::from(vec![
+                Span::styled("✓ done", cut),
+                Span::raw(" ▶ · – ✗ "),
+                Span::raw("✓\u{301}…x"),
+                Span::raw("▶▶▶▶▶▶"),
+            ]),
             Line::from("right").alignment(ratatui::layout::Alignment::Right),
             // More lines than the area is high: the rest is not drawn.
             Line::from("below the area"),
         ];
-        let area = Rect::new(2, 1, 20, 8);
-        let mut fast = Buffer::filled(Rect::new(0, 0, 24, 10), ratatui::buffer::Cell::new("·"));
+        let area = Rect::new(2, 1, 20, 9);
+        let mut fast = Buffer::filled(Rect::new(0, 0, 24, 11), ratatui::buffer::Cell::new("·"));
         let mut para = fast.clone();
         render_rows(&lines, area, &mut fast);
         Paragraph::new(lines).render(area, &mut para);
@@ -697,6 +762,8 @@ mod tests {
             "a\tb\u{1b}[31m",
             "e\u{301}x",
             "\u{202e}evil",
+            "✓ done",
+            "▶ copy-data-of-a-long-step · – ✗",
             long.as_str(),
         ];
         for text in texts {
@@ -711,6 +778,11 @@ mod tests {
                     Paragraph::new(Span::styled(format::fit(text, w, right), style))
                         .render(area, &mut want);
                     assert_eq!(ours, want, "{text:?} in {w} cells, right: {right}");
+                    // What a table row writes for the cell, straight into the buffer.
+                    let mut direct = Buffer::empty(area);
+                    LineWriter::new(&mut direct, area, 0, Style::default())
+                        .fitted(text, w, right, style);
+                    assert_eq!(direct, want, "{text:?} in {w} cells, right: {right}");
                 }
             }
         }

@@ -219,11 +219,21 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             clock_cells(app, r, row);
         }
     };
+    let clock = (
+        app.now,
+        select::stale_since(&frame.snapshot, select::RESTORE_KINDS),
+    );
     if app
         .list_memo
-        .with_rows(frame, &order, visible, build, refresh, |rows, widest| {
-            draw(f, rows, Some(widest))
-        })
+        .with_rows(
+            frame,
+            &order,
+            visible,
+            clock,
+            build,
+            refresh,
+            |rows, widest| draw(f, rows, Some(widest)),
+        )
         .is_none()
     {
         let rows: Vec<Row> = order
