@@ -225,7 +225,7 @@ pub fn draw_table_sized(
             )
         }),
     );
-    f.render_widget(Paragraph::new(header), columns);
+    draw_lines(f, &[header], columns);
     let h = usize::from(rows_area.height);
     let vis = sel.visible(rows.len(), h);
     // Each row written straight into the buffer, cell after cell, as `render_rows` draws the
@@ -273,8 +273,12 @@ fn fitted<'a>(spans: &mut Vec<Span<'a>>, text: &'a str, w: usize, right: bool, s
 }
 
 /// Draws `lines` exactly as `Paragraph::new(lines)` would (left-aligned, not wrapped, cut at
-/// the area's edge), through `LineWriter`.
-#[cfg(test)]
+/// the area's edge), through `LineWriter`: the header, the status line and the tables' column
+/// titles are drawn on every frame.
+pub fn draw_lines(f: &mut Frame, lines: &[Line], area: Rect) {
+    render_rows(lines, area, f.buffer_mut());
+}
+
 fn render_rows(lines: &[Line], area: Rect, buf: &mut ratatui::buffer::Buffer) {
     use ratatui::widgets::Widget;
     let area = area.intersection(buf.area);
@@ -298,7 +302,7 @@ fn render_rows(lines: &[Line], area: Rect, buf: &mut ratatui::buffer::Buffer) {
 /// Characters the tables draw themselves (the steps' glyphs, the cut's ellipsis): each one
 /// cell wide, and none joins a neighbour into one grapheme, so a text of these and printable
 /// ASCII is drawn a character per cell (checked against the paragraph in the tests).
-const ONE_CELL_GLYPHS: &[char] = &['·', '▶', '✓', '✗', '–', '…'];
+const ONE_CELL_GLYPHS: &[char] = &['·', '▶', '✓', '✗', '–', '…', '│', '↻', '→', '↑', '↓'];
 
 /// One line of a table written into the buffer span after span exactly as
 /// `Paragraph::new(line)` draws it (left-aligned, not wrapped, cut at the area's edge), but a
@@ -336,16 +340,30 @@ impl<'b> LineWriter<'b> {
         let simple = |c: char| (' '..='~').contains(&c) || ONE_CELL_GLYPHS.contains(&c);
         if text.bytes().all(|b| (0x20..0x7f).contains(&b)) || text.chars().all(simple) {
             let style = self.base.patch(style);
-            for c in text.chars() {
-                if self.w >= self.max {
-                    return false;
+            let mut chars = text.chars().peekable();
+            if chars.peek().is_none() {
+                return true;
+            }
+            if self.w >= self.max {
+                return false;
+            }
+            // The cells left on this line, in a row of the buffer: `area` is within it.
+            let start = self.buf.index_of(self.x + self.w, self.y);
+            let room = usize::from(self.max - self.w);
+            let Some(cells) = self.buf.content.get_mut(start..start + room) else {
+                return false;
+            };
+            for cell in cells {
+                let Some(c) = chars.next() else { break };
+                // A cell drawn blank already reads as a space (ratatui's cells compare equal
+                // either way): half of a table's cells are the spaces between and after texts.
+                if c != ' ' || cell.symbol() != " " {
+                    cell.set_char(c);
                 }
-                self.buf[(self.x + self.w, self.y)]
-                    .set_char(c)
-                    .set_style(style);
+                cell.set_style(style);
                 self.w += 1;
             }
-            return true;
+            return chars.next().is_none();
         }
         let span = Span::styled(text, style);
         for g in span.styled_graphemes(self.base) {
@@ -414,6 +432,19 @@ pub fn block<'a>(
     filter: &str,
     focused: bool,
 ) -> Block<'a> {
+    Block::bordered()
+        .border_style(theme.border(focused))
+        .title(block_title(theme, title, count, filter, focused))
+}
+
+/// ` restores[12] </pg> `: a block's title, its count and its filter.
+fn block_title<'a>(
+    theme: &Theme,
+    title: &str,
+    count: Option<usize>,
+    filter: &str,
+    focused: bool,
+) -> Line<'a> {
     let title = crate::text::one_line(title);
     let mut spans = vec![Span::styled(format!(" {title}"), theme.title(focused))];
     if let Some(n) = count {
@@ -424,9 +455,42 @@ pub fn block<'a>(
         spans.push(Span::styled(format!(" </{filter}>"), theme.filter()));
     }
     spans.push(Span::raw(" "));
-    Block::bordered()
-        .border_style(theme.border(focused))
-        .title(Line::from(spans))
+    Line::from(spans)
+}
+
+/// What `Block::bordered().border_style(border).title(title)` draws over `area`, without the
+/// block's first step: setting its own (empty) style on every cell of the area, a pass over
+/// the whole table that changed nothing, on every frame. Checked cell for cell against the
+/// block in the tests.
+fn draw_bordered(buf: &mut ratatui::buffer::Buffer, area: Rect, title: &Line, border: Style) {
+    use ratatui::symbols::border::PLAIN;
+    use ratatui::widgets::Widget;
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let (left, top) = (area.left(), area.top());
+    let (right, bottom) = (area.right() - 1, area.bottom() - 1);
+    let mut put = |x: u16, y: u16, symbol: &str| {
+        buf[(x, y)].set_symbol(symbol).set_style(border);
+    };
+    for y in top..=bottom {
+        put(left, y, PLAIN.vertical_left);
+        put(right, y, PLAIN.vertical_right);
+    }
+    for x in left..=right {
+        put(x, top, PLAIN.horizontal_top);
+        put(x, bottom, PLAIN.horizontal_bottom);
+    }
+    put(right, bottom, PLAIN.bottom_right);
+    put(right, top, PLAIN.top_right);
+    put(left, bottom, PLAIN.bottom_left);
+    put(left, top, PLAIN.top_left);
+    let room = area.width.saturating_sub(2);
+    if room > 0 {
+        let w = u16::try_from(title.width()).unwrap_or(u16::MAX).min(room);
+        title.render(Rect::new(left + 1, top, w, 1), buf);
+    }
 }
 
 /// Short names for the header's per-kind health.
@@ -659,7 +723,8 @@ pub fn table_frame(
 ) -> super::layout::TableAreas {
     let t = app.theme();
     let a = super::layout::table_areas(app, body);
-    f.render_widget(block(t, title, Some(count), app.filter(), true), a.block);
+    let title = block_title(t, title, Some(count), app.filter(), true);
+    draw_bordered(f.buffer_mut(), a.block, &title, t.border(true));
     if let (Some(b), Some(text)) = (a.banner, table_banner(app)) {
         f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
     }
@@ -732,7 +797,7 @@ mod tests {
             // paragraph cuts them; one with a combining mark after it is a grapheme of two.
             Line::from(vec![
                 Span::styled("✓ done", cut),
-                Span::raw(" ▶ · – ✗ "),
+                Span::raw(" ▶ · – ✗ │↻→↑↓"),
                 Span::raw("✓\u{301}…x"),
                 Span::raw("▶▶▶▶▶▶"),
             ]),
@@ -783,6 +848,42 @@ mod tests {
                     LineWriter::new(&mut direct, area, 0, Style::default())
                         .fitted(text, w, right, style);
                     assert_eq!(direct, want, "{text:?} in {w} cells, right: {right}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tables_frame_is_drawn_cell_for_cell_as_its_block_draws_it() {
+        use ratatui::buffer::Buffer;
+        let theme = Theme::builtin(true);
+        let base = Buffer::filled(Rect::new(0, 0, 30, 8), ratatui::buffer::Cell::new("x"));
+        let titles = [
+            ("restores", Some(12), ""),
+            ("restores", Some(3), "tenant"),
+            // Wider than the frame, wide characters at its edge.
+            ("テナントの復元一覧テナントの復元一覧", None, "フィルタ"),
+            ("", None, ""),
+        ];
+        let areas = [
+            Rect::new(0, 0, 30, 8),
+            Rect::new(2, 1, 20, 5),
+            Rect::new(5, 2, 2, 2),
+            Rect::new(5, 2, 3, 1),
+            Rect::new(5, 2, 1, 4),
+            Rect::new(0, 0, 0, 0),
+            // Partly outside the buffer: cut to it.
+            Rect::new(20, 4, 20, 10),
+        ];
+        for (title, count, filter) in titles {
+            for area in areas {
+                for focused in [true, false] {
+                    let mut ours = base.clone();
+                    let line = block_title(&theme, title, count, filter, focused);
+                    draw_bordered(&mut ours, area, &line, theme.border(focused));
+                    let mut want = base.clone();
+                    block(&theme, title, count, filter, focused).render(area, &mut want);
+                    assert_eq!(ours, want, "{title:?} {filter:?} in {area:?}");
                 }
             }
         }

@@ -3,13 +3,12 @@
 
 use super::super::app::App;
 use super::super::format;
-use super::common::{error_code, kind_abbrev, source_label};
+use super::common::{self, error_code, kind_abbrev, source_label};
 use crate::cluster::SyncState;
 use jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 /// The newest change the data shows: a watch event or a change in a restore's objects.
 pub fn last_change(app: &App) -> Option<Timestamp> {
@@ -89,19 +88,18 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         let room = usize::from(left_w).saturating_sub(Line::from(left.clone()).width());
         left.push(controller_span(app, &frame.report.controller, room));
     }
-    f.render_widget(
-        Paragraph::new(Line::from(left)),
-        Rect::new(area.x, area.y, left_w, 1),
-    );
+    common::draw_lines(f, &[Line::from(left)], Rect::new(area.x, area.y, left_w, 1));
     if area.width > right_w {
-        f.render_widget(
-            Paragraph::new(right),
+        common::draw_lines(
+            f,
+            &[right],
             Rect::new(area.x + area.width - right_w, area.y, right_w, 1),
         );
     }
     if area.height >= 2 {
-        f.render_widget(
-            Paragraph::new(health_line(app)),
+        common::draw_lines(
+            f,
+            &[health_line(app)],
             Rect::new(area.x, area.y + 1, area.width, 1),
         );
     }

@@ -7,7 +7,6 @@ use super::super::keys::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     if area.height == 0 {
@@ -47,7 +46,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             None => hints(app, area.width),
         },
     };
-    f.render_widget(Paragraph::new(line), area);
+    super::common::draw_lines(f, &[line], area);
 }
 
 /// Hints that fit the width: the less needed ones go first on a narrow terminal, so `help`
