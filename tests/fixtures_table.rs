@@ -139,7 +139,7 @@ fn every_fixture_meets_its_expectations() {
         }
         if let Some(max) = &case.max_severity {
             let limit = sev_rank(max).expect("max_severity is none|info|warning|error");
-            for f in &report.findings {
+            for f in report.findings.iter() {
                 if limit.is_none_or(|l| f.severity > l) {
                     failures.push(format!(
                         "{}: {} {} above max {max}: {}",
@@ -196,7 +196,7 @@ fn every_fixture_meets_its_expectations() {
             }
         }
         // Never "waiting to be rendered" beside a finding that names that very Cluster.
-        for r in &report.restores {
+        for r in report.restores.iter() {
             let Some(pg) = &r.postgres else { continue };
             let waiting = r.steps.iter().any(|s| {
                 s.detail.contains(&format!(

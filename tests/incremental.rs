@@ -522,7 +522,7 @@ fn what_a_change_did_not_alter_stays_the_same_shared_value() {
     assert!(before.restores.len() > 1 && !before.findings.is_empty());
     // Every restore's own RestoreJob, written again unchanged.
     let mut changes = Changes::default();
-    for r in &before.restores {
+    for r in before.restores.iter() {
         changes.object(
             Kind::RestoreJob,
             ObjKey::new(r.id.namespace.clone(), r.id.name.clone()),
@@ -531,10 +531,10 @@ fn what_a_change_did_not_alter_stays_the_same_shared_value() {
     let after = a.apply(Arc::new(snap), &changes);
     assert!(!Arc::ptr_eq(&before, &after), "nothing was redone");
     assert_eq!(*before, *after);
-    for (b, n) in before.restores.iter().zip(&after.restores) {
+    for (b, n) in before.restores.iter().zip(after.restores.iter()) {
         assert!(Arc::ptr_eq(b, n), "{:?} is a new value", b.id);
     }
-    for (b, n) in before.findings.iter().zip(&after.findings) {
+    for (b, n) in before.findings.iter().zip(after.findings.iter()) {
         assert!(
             Arc::ptr_eq(b, n),
             "{} about {:?} is a new value",
@@ -545,6 +545,10 @@ fn what_a_change_did_not_alter_stays_the_same_shared_value() {
     for i in 0..after.restores.len() {
         assert!(after.filed_at(i).is_none() || after.filed_checked(i).is_some());
     }
+    // Not only each item: the lists themselves are handed on, not collected again.
+    assert!(Arc::ptr_eq(&before.restores, &after.restores));
+    assert!(Arc::ptr_eq(&before.findings, &after.findings));
+    assert!(Arc::ptr_eq(&before.orig_pvcs, &after.orig_pvcs));
 }
 
 /// The class the random search found one case of (a copy restore's DataVolume deleted in its

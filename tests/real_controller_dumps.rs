@@ -187,7 +187,7 @@ fn compare(d: &Dump, report: &Report) -> Vec<(String, String)> {
         }
     }
     // Texts of the real runs: no empty reason printed (`PartiallyFailed: ;`).
-    for f in &report.findings {
+    for f in report.findings.iter() {
         if f.message.contains(": ;") || f.message.ends_with(": ") {
             out.push((
                 "text".into(),

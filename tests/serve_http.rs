@@ -63,7 +63,8 @@ fn big_frame() -> Arc<Frame> {
                 stale: false,
             })
         })
-        .collect();
+        .collect::<Vec<_>>()
+        .into();
     Arc::new(Frame {
         seq: 1,
         snapshot: Arc::new(Snapshot::default()),

@@ -193,9 +193,9 @@ fn empty_states_say_why() {
     each_size("empty_syncing", |a| update(a, Msg::Frame(None)));
     each_size("empty_no_restores", |a| {
         let mut r = ui_data::report();
-        r.restores.clear();
-        r.findings.clear();
-        r.orig_pvcs.clear();
+        std::sync::Arc::make_mut(&mut r.restores).clear();
+        std::sync::Arc::make_mut(&mut r.findings).clear();
+        std::sync::Arc::make_mut(&mut r.orig_pvcs).clear();
         update(
             a,
             Msg::Frame(Some(ui_data::frame_with(2, ui_data::snapshot(), r))),
@@ -214,7 +214,7 @@ fn empty_states_say_why() {
             },
         );
         let mut r = ui_data::report();
-        r.restores.clear();
+        std::sync::Arc::make_mut(&mut r.restores).clear();
         update(a, Msg::Frame(Some(ui_data::frame_with(2, s, r))));
     });
 }
@@ -286,12 +286,21 @@ fn tiny_terminals_do_not_panic() {
 fn huge_names_are_cut_with_an_ellipsis() {
     let long = "x".repeat(300);
     let mut r = ui_data::report();
-    std::sync::Arc::make_mut(&mut r.restores[0]).id.name = long.clone();
-    std::sync::Arc::make_mut(&mut r.restores[0]).id.namespace = format!("ns-{long}");
-    std::sync::Arc::make_mut(&mut r.restores[0]).disks[1].disk = long.clone();
-    std::sync::Arc::make_mut(&mut r.findings[0]).restore = Some(r.restores[0].id.clone());
-    std::sync::Arc::make_mut(&mut r.findings[0]).message = long.clone();
-    std::sync::Arc::make_mut(&mut r.orig_pvcs[0]).pvc.name = long.clone();
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.restores)[0])
+        .id
+        .name = long.clone();
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.restores)[0])
+        .id
+        .namespace = format!("ns-{long}");
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.restores)[0]).disks[1].disk =
+        long.clone();
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.findings)[0]).restore =
+        Some(r.restores[0].id.clone());
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.findings)[0]).message =
+        long.clone();
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.orig_pvcs)[0])
+        .pvc
+        .name = long.clone();
     for (w, h) in SIZES {
         let mut a = app(w, h);
         update(

@@ -183,7 +183,7 @@ fn freezing_counts_the_changes_waiting_and_unfreezing_catches_up() {
     press(&mut a, KeyCode::Char('f'));
     assert!(a.frozen);
     let mut r = ui_data::report();
-    r.restores.remove(0);
+    std::sync::Arc::make_mut(&mut r.restores).remove(0);
     for seq in 2..=4 {
         update(
             &mut a,

@@ -392,7 +392,7 @@ pub fn assemble<'p>(
     parts: impl Iterator<Item = &'p NamespacePart> + Clone,
     controller: std::sync::Arc<controller::ControllerGeneration>,
 ) -> Report {
-    assemble_reusing(snap, settings, now, parts, controller, None).0
+    assemble_reusing(snap, settings, now, parts, controller, None, None).0
 }
 
 /// What a report's findings were merged from besides the parts' own: the cluster-wide findings
@@ -403,23 +403,25 @@ pub struct MergedFrom {
     knowable: bool,
 }
 
-/// `assemble`, merging the findings again only when they can differ from `earlier`'s: given
-/// `Some((from, findings))` when every part's findings are the very ones an earlier report's
-/// `findings` were merged from with `from`. On 1,000 restores the merge compared findings
-/// by restore name on every change although a change rarely alters a finding. Returns what
-/// this report's findings were merged from.
+/// `assemble`, reusing what it can of `earlier` (the report made before, of the same parts
+/// but those redone): its lists of restores and `-orig` PVCs when the parts hold the very same
+/// ones, and its findings, not merged again, given `merged_from` when every part's findings
+/// are the very ones `earlier`'s were merged from with it. On 1,000 restores the merge
+/// compared findings by restore name on every change although a change rarely alters a
+/// finding. Returns what this report's findings were merged from.
 pub fn assemble_reusing<'p>(
     snap: &Snapshot,
     settings: &Settings,
     now: Timestamp,
     parts: impl Iterator<Item = &'p NamespacePart> + Clone,
     controller: std::sync::Arc<controller::ControllerGeneration>,
-    earlier: Option<(&MergedFrom, &[std::sync::Arc<Finding>])>,
+    earlier: Option<&Report>,
+    merged_from: Option<&MergedFrom>,
 ) -> (Report, MergedFrom) {
-    let restores: Vec<std::sync::Arc<RestoreView>> = parts
-        .clone()
-        .flat_map(|p| p.restores.iter().cloned())
-        .collect();
+    let restores = shared_list(
+        parts.clone().flat_map(|p| p.restores.iter()),
+        earlier.map(|e| &e.restores),
+    );
     let mut apps = Vec::new();
     let mut offset = 0;
     for p in parts.clone() {
@@ -437,9 +439,9 @@ pub fn assemble_reusing<'p>(
     // part's already in report order; only the cluster-wide ones are new.
     let global = report_order::sorted(shared(out.0, &restores));
     let knowable = global::orphans_knowable(snap);
-    let findings = match earlier {
-        Some((from, findings)) if from.knowable == knowable && from.global == global => {
-            findings.to_vec()
+    let findings = match (earlier, merged_from) {
+        (Some(e), Some(from)) if from.knowable == knowable && from.global == global => {
+            std::sync::Arc::clone(&e.findings)
         }
         _ => {
             let mut runs: Vec<&[std::sync::Arc<Finding>]> = Vec::new();
@@ -449,13 +451,13 @@ pub fn assemble_reusing<'p>(
                     runs.push(&p.orphaned);
                 }
             }
-            report_order::merge(&runs, &global)
+            std::sync::Arc::new(report_order::merge(&runs, &global))
         }
     };
-    let orig_pvcs: Vec<std::sync::Arc<OrigPvcView>> = parts
-        .clone()
-        .flat_map(|p| p.orig_pvcs.iter().cloned())
-        .collect();
+    let orig_pvcs = shared_list(
+        parts.clone().flat_map(|p| p.orig_pvcs.iter()),
+        earlier.map(|e| &e.orig_pvcs),
+    );
     let index = ReportIndex::from_namespaces(
         restores.len(),
         findings.len(),
@@ -485,6 +487,23 @@ pub fn assemble_reusing<'p>(
         index,
     };
     (report, MergedFrom { global, knowable })
+}
+
+/// `items` as a report's list: `earlier`'s own when it holds the very same items (told by
+/// their addresses, no reference count touched), a new list otherwise.
+fn shared_list<'a, T: 'a>(
+    items: impl Iterator<Item = &'a std::sync::Arc<T>> + Clone,
+    earlier: Option<&report::Shared<T>>,
+) -> report::Shared<T> {
+    if let Some(e) = earlier
+        && items
+            .clone()
+            .map(std::sync::Arc::as_ptr)
+            .eq(e.iter().map(std::sync::Arc::as_ptr))
+    {
+        return std::sync::Arc::clone(e);
+    }
+    std::sync::Arc::new(items.cloned().collect())
 }
 
 /// Findings made shareable, each marked stale when the restore it is about shows stale data.

@@ -112,9 +112,9 @@ fn newest_object(snap: &Snapshot) -> Option<Timestamp> {
 /// Keeps only the namespace asked for (cluster-scoped objects stay: PVs, StorageClasses).
 pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
     let Some(ns) = namespace else { return };
-    report.restores.retain(|r| r.id.namespace == ns);
-    report.orig_pvcs.retain(|o| o.namespace == ns);
-    report.findings.retain(|f| match &f.restore {
+    std::sync::Arc::make_mut(&mut report.restores).retain(|r| r.id.namespace == ns);
+    std::sync::Arc::make_mut(&mut report.orig_pvcs).retain(|o| o.namespace == ns);
+    std::sync::Arc::make_mut(&mut report.findings).retain(|f| match &f.restore {
         Some(r) => r.namespace == ns,
         None => f.objects.iter().any(|o| o.namespace == ns) || f.objects.is_empty(),
     });

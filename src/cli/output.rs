@@ -114,7 +114,7 @@ fn restore_header(out: &mut String, p: &Paint, r: &RestoreView) {
 pub fn text(report: &Report, colour: bool) -> String {
     let p = Paint(colour);
     let mut out = String::new();
-    for r in &report.restores {
+    for r in report.restores.iter() {
         restore_header(&mut out, &p, r);
         for s in &r.steps {
             let detail = if s.detail.is_empty() {

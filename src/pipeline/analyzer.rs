@@ -211,17 +211,14 @@ impl Analyzer {
     }
 
     fn assemble(&mut self) {
-        let earlier = self
-            .merged_from
-            .as_ref()
-            .map(|from| (from, self.report.findings.as_slice()));
         let (report, from) = analysis::assemble_reusing(
             &self.snap,
             &self.settings,
             self.now,
             self.parts.values(),
             Arc::clone(&self.controller),
-            earlier,
+            Some(&self.report),
+            self.merged_from.as_ref(),
         );
         self.report = Arc::new(report);
         self.merged_from = Some(from);

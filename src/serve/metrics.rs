@@ -295,7 +295,7 @@ fn register_watches(reg: &mut Registry, snapshot: &Snapshot, now: Timestamp) {
 
 fn register_orig(reg: &mut Registry, report: &Report) {
     let mut by: BTreeMap<OrigLabels, (i64, f64)> = BTreeMap::new();
-    for o in &report.orig_pvcs {
+    for o in report.orig_pvcs.iter() {
         let key = OrigLabels {
             namespace: label(&o.namespace),
             reclaimable: o.reclaim.is_ok().to_string(),
@@ -411,7 +411,7 @@ mod tests {
             seq: 1,
             snapshot: Arc::new(snapshot),
             report: Arc::new(Report {
-                findings: findings.into_iter().map(Arc::new).collect(),
+                findings: Arc::new(findings.into_iter().map(Arc::new).collect()),
                 ..Report::default()
             }),
             analyzed_at: Timestamp::now(),

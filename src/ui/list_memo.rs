@@ -384,7 +384,7 @@ fn same_order_inputs(was: &Report, now: &Report, order: &[usize], keys: &[Option
         && was
             .restores
             .iter()
-            .zip(&now.restores)
+            .zip(now.restores.iter())
             .all(|(a, b)| Arc::ptr_eq(a, b))
         && order
             .iter()

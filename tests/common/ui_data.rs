@@ -649,13 +649,13 @@ pub fn report() -> Report {
         index: Default::default(),
         now: Some(now()),
         valid_until: None,
-        restores: vec![
+        restores: std::sync::Arc::new(vec![
             restore_test().into(),
             pg_restore().into(),
             healthy_restore().into(),
-        ],
-        findings: findings().into_iter().map(std::sync::Arc::new).collect(),
-        orig_pvcs: vec![
+        ]),
+        findings: std::sync::Arc::new(findings().into_iter().map(std::sync::Arc::new).collect()),
+        orig_pvcs: std::sync::Arc::new(vec![
             orig_view(
                 "tenant-a",
                 "vm-disk-root-orig-1a2b",
@@ -680,7 +680,7 @@ pub fn report() -> Report {
                 Err("RestoreJob restore-web is still running".into()),
             )
             .into(),
-        ],
+        ]),
     }
 }
 
@@ -694,7 +694,8 @@ pub fn without_findings_of(before: &Report, name: &str) -> Report {
             .iter()
             .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != name))
             .cloned()
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
         ..before.clone()
     };
     report.reindex();

@@ -29,14 +29,14 @@ impl Kept<'_> {
 /// At most `per_namespace` restores of each namespace, the most important first.
 pub fn choose(report: &Report, per_namespace: usize) -> Kept<'_> {
     let mut worst: HashMap<&RestoreId, Severity> = HashMap::new();
-    for f in &report.findings {
+    for f in report.findings.iter() {
         if let Some(id) = &f.restore {
             let w = worst.entry(id).or_insert(f.severity);
             *w = (*w).max(f.severity);
         }
     }
     let mut by_ns: BTreeMap<&str, Vec<&RestoreView>> = BTreeMap::new();
-    for r in &report.restores {
+    for r in report.restores.iter() {
         by_ns
             .entry(r.id.namespace.as_str())
             .or_default()
