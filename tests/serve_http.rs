@@ -63,7 +63,7 @@ fn big_frame() -> Arc<Frame> {
                 stale: false,
             })
         })
-        .collect::<Vec<_>>()
+        .collect::<restorewatch::analysis::FindingList>()
         .into();
     Arc::new(Frame {
         seq: 1,

@@ -194,7 +194,7 @@ fn empty_states_say_why() {
     each_size("empty_no_restores", |a| {
         let mut r = ui_data::report();
         std::sync::Arc::make_mut(&mut r.restores).clear();
-        std::sync::Arc::make_mut(&mut r.findings).clear();
+        r.findings = Default::default();
         std::sync::Arc::make_mut(&mut r.orig_pvcs).clear();
         update(
             a,
@@ -294,10 +294,11 @@ fn huge_names_are_cut_with_an_ellipsis() {
         .namespace = format!("ns-{long}");
     std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.restores)[0]).disks[1].disk =
         long.clone();
-    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.findings)[0]).restore =
-        Some(r.restores[0].id.clone());
-    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.findings)[0]).message =
-        long.clone();
+    let mut findings: Vec<_> = r.findings.iter().cloned().collect();
+    let first = std::sync::Arc::make_mut(&mut findings[0]);
+    first.restore = Some(r.restores[0].id.clone());
+    first.message = long.clone();
+    r.findings = std::sync::Arc::new(findings.into());
     std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut r.orig_pvcs)[0])
         .pvc
         .name = long.clone();

@@ -11,6 +11,7 @@ pub mod copy_proof;
 pub(crate) mod ctx;
 pub(crate) mod disks;
 mod emit;
+mod finding_list;
 pub mod forecast;
 mod global;
 pub mod history;
@@ -88,13 +89,14 @@ pub fn part_namespaces(snap: &Snapshot) -> Vec<String> {
 pub struct NamespacePart {
     pub restores: Vec<std::sync::Arc<RestoreView>>,
     /// The namespace's own findings (its restores' and its `-orig` PVCs'), in report order
-    /// (`report_order`): the report merges these runs instead of sorting everything again.
-    findings: Vec<std::sync::Arc<Finding>>,
+    /// (`report_order`): the report merges these runs instead of sorting everything again,
+    /// and holds them as they are until its list is read (`FindingList`).
+    findings: report::Shared<Finding>,
     /// `global::app_hash` of the running restores, as `(hash, position in restores)`.
     apps: Vec<(u64, usize)>,
     /// HelmReleases left suspended by RestoreJobs gone from this namespace (counted only
     /// where `global::orphans_knowable`, a cluster-wide condition), in report order.
-    orphaned: Vec<std::sync::Arc<Finding>>,
+    orphaned: report::Shared<Finding>,
     orig_pvcs: Vec<std::sync::Arc<OrigPvcView>>,
     /// Where its restores and their findings are: made with the part, so that a report
     /// rebuilds the index of the namespaces a change redid only.
@@ -148,12 +150,12 @@ impl NamespacePart {
         }
         let same_findings = self.findings == old.findings;
         if same_findings {
-            self.findings.clone_from(&old.findings);
+            self.findings = std::sync::Arc::clone(&old.findings);
             taken = true;
         }
         let same_orphaned = self.orphaned == old.orphaned;
         if same_orphaned {
-            self.orphaned.clone_from(&old.orphaned);
+            self.orphaned = std::sync::Arc::clone(&old.orphaned);
         }
         if taken {
             // The index files the very restores and findings the report lists.
@@ -167,7 +169,7 @@ impl NamespacePart {
             self.index = if all_old {
                 std::sync::Arc::clone(&old.index)
             } else {
-                std::sync::Arc::new(NsIndex::new(ns, &self.restores, &self.findings))
+                std::sync::Arc::new(NsIndex::new(ns, &self.restores, self.findings.iter()))
             };
         }
         same_findings && same_orphaned
@@ -364,9 +366,9 @@ pub fn analyze_namespace(
     let orig_pvcs = orig::inventory_in(snap, ns, &mut orig_out);
     let mut findings = shared(out.0, &restores);
     findings.extend(shared(orig_out.0, &restores));
-    let findings = report_order::sorted(findings);
-    let orphaned = report_order::sorted(shared(orphaned.0, &restores));
-    let index = std::sync::Arc::new(NsIndex::new(ns, &restores, &findings));
+    let findings = std::sync::Arc::new(report_order::sorted(findings));
+    let orphaned = std::sync::Arc::new(report_order::sorted(shared(orphaned.0, &restores)));
+    let index = std::sync::Arc::new(NsIndex::new(ns, &restores, findings.iter()));
     NamespacePart {
         restores,
         findings,
@@ -444,14 +446,18 @@ pub fn assemble_reusing<'p>(
             std::sync::Arc::clone(&e.findings)
         }
         _ => {
-            let mut runs: Vec<&[std::sync::Arc<Finding>]> = Vec::new();
+            // Merged when read (`FindingList`): one reference count per namespace with
+            // findings here, not one per finding.
+            let mut runs = Vec::new();
             for p in parts.clone() {
-                runs.push(&p.findings);
-                if knowable {
-                    runs.push(&p.orphaned);
+                if !p.findings.is_empty() {
+                    runs.push(std::sync::Arc::clone(&p.findings));
+                }
+                if knowable && !p.orphaned.is_empty() {
+                    runs.push(std::sync::Arc::clone(&p.orphaned));
                 }
             }
-            std::sync::Arc::new(report_order::merge(&runs, &global))
+            std::sync::Arc::new(report::FindingList::merged_later(runs, global.clone()))
         }
     };
     let orig_pvcs = shared_list(
@@ -460,7 +466,7 @@ pub fn assemble_reusing<'p>(
     );
     let index = ReportIndex::from_namespaces(
         restores.len(),
-        findings.len(),
+        findings.stamp(),
         parts
             .clone()
             .map(|p| std::sync::Arc::clone(&p.index))

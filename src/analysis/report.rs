@@ -2,6 +2,7 @@
 //! and the inventory of `-orig` PVCs. Typed values only; formatting happens at draw time.
 
 use super::codes::{ActionKind, Code, Severity};
+pub use super::finding_list::FindingList;
 pub use super::report_index::{NsIndex, ReportIndex};
 use crate::model::{Field, Kind};
 use jiff::Timestamp;
@@ -409,8 +410,9 @@ pub struct Report {
     /// Shared, so that an incremental analysis reuses the restores a change did not touch,
     /// and the list itself when no restore changed (`Shared`).
     pub restores: Shared<RestoreView>,
-    /// Shared like the restores: a namespace's findings are reused until it changes.
-    pub findings: Shared<Finding>,
+    /// Shared like the restores, and merged from the namespaces' findings only when read
+    /// whole (`FindingList`): a restore's findings are found through `index`.
+    pub findings: Arc<FindingList>,
     /// Shared like the restores: a namespace's -orig PVCs are reused until it changes.
     pub orig_pvcs: Shared<OrigPvcView>,
     /// Whether the backup controller has the fixes of report 000, from the objects' evidence.
@@ -440,12 +442,16 @@ impl Report {
             .into_iter()
             .map(|(ns, (restores, findings))| Arc::new(NsIndex::new(ns, restores, findings)))
             .collect();
-        self.index =
-            ReportIndex::from_namespaces(self.restores.len(), self.findings.len(), namespaces, []);
+        self.index = ReportIndex::from_namespaces(
+            self.restores.len(),
+            self.findings.stamp(),
+            namespaces,
+            [],
+        );
     }
 
     fn indexed(&self) -> bool {
-        self.index.fits(self.restores.len(), self.findings.len())
+        self.index.fits(self.restores.len(), self.findings.stamp())
     }
 
     pub fn restore(&self, id: &RestoreId) -> Option<&RestoreView> {
@@ -566,7 +572,7 @@ mod tests {
             ]
             .into_iter()
             .map(std::sync::Arc::new)
-            .collect::<Vec<_>>()
+            .collect::<FindingList>()
             .into(),
             ..Report::default()
         };
@@ -577,13 +583,24 @@ mod tests {
         assert_eq!(codes(&r, "b", "r1"), ["b1"]);
         assert!(codes(&r, "c", "r1").is_empty());
         // Findings dropped without a reindex (as `check -n` scoping once did): still right.
-        std::sync::Arc::make_mut(&mut r.findings).retain(|f| f.message != "a1");
+        let kept = r.findings.iter().filter(|f| f.message != "a1").cloned();
+        r.findings = std::sync::Arc::new(kept.collect());
         assert_eq!(codes(&r, "a", "r1"), ["a2"]);
-        std::sync::Arc::make_mut(&mut r.findings).push(std::sync::Arc::new(finding(
-            Some(("c", "r1")),
+        // A list of the same length is not the one indexed either.
+        let mut swapped: Vec<_> = r.findings.iter().cloned().collect();
+        if let Some(f) = swapped.iter_mut().find(|f| f.message == "a2") {
+            *f = std::sync::Arc::new(finding(Some(("c", "r1")), Code::RestoreStalled, "c1"));
+        }
+        r.findings = std::sync::Arc::new(swapped.into());
+        assert_eq!(codes(&r, "a", "r1"), Vec::<String>::new());
+        assert_eq!(codes(&r, "c", "r1"), ["c1"]);
+        let mut more: Vec<_> = r.findings.iter().cloned().collect();
+        more.push(std::sync::Arc::new(finding(
+            Some(("a", "r1")),
             Code::RestoreStalled,
-            "c1",
+            "a2",
         )));
+        r.findings = std::sync::Arc::new(more.into());
         r.reindex();
         assert_eq!(codes(&r, "c", "r1"), ["c1"]);
         assert_eq!(codes(&r, "a", "r1"), ["a2"]);
@@ -641,7 +658,7 @@ mod tests {
             ]
             .into_iter()
             .map(std::sync::Arc::new)
-            .collect::<Vec<_>>()
+            .collect::<FindingList>()
             .into(),
             ..Report::default()
         };

@@ -110,12 +110,13 @@ impl NsIndex {
 /// parts) and the few findings about a restore that came from elsewhere, or from scratch by
 /// `Report::reindex`, which whoever changes `restores` or `findings` must call (`check -n`'s
 /// scoping does). Derived data: equal for any two reports (it says nothing of its own); a
-/// lookup checks what it finds, and an index whose lengths no longer match is not used.
+/// lookup checks what it finds, and an index not built for the report's lists is not used.
 #[derive(Clone, Default)]
 pub struct ReportIndex {
     built: bool,
     restores_len: usize,
-    findings_len: usize,
+    /// `FindingList::stamp` of the findings it was built with.
+    findings_of: u64,
     /// Sorted by namespace.
     namespaces: Vec<Arc<NsIndex>>,
     /// Where each of `namespaces`' restores would start in the report's restores, were those
@@ -144,13 +145,14 @@ impl std::fmt::Debug for ReportIndex {
 }
 
 impl ReportIndex {
-    /// The index of a report with `restores_len` restores and `findings_len` findings, from its
+    /// The index of a report with `restores_len` restores and the findings stamped `findings_of`
+    /// (`FindingList::stamp`), from its
     /// namespaces' indexes (in namespace order, as the report lists their restores: a position
     /// is found by where each namespace starts) and `others` (in report order): findings about
     /// a restore that none of those holds.
     pub fn from_namespaces(
         restores_len: usize,
-        findings_len: usize,
+        findings_of: u64,
         namespaces: Vec<Arc<NsIndex>>,
         others: impl IntoIterator<Item = Arc<Finding>>,
     ) -> ReportIndex {
@@ -181,7 +183,7 @@ impl ReportIndex {
         let mut index = ReportIndex {
             built: true,
             restores_len,
-            findings_len,
+            findings_of,
             namespaces,
             starts,
             others: HashMap::new(),
@@ -214,9 +216,10 @@ impl ReportIndex {
             .collect()
     }
 
-    /// Whether it was built for lists of these lengths.
-    pub fn fits(&self, restores_len: usize, findings_len: usize) -> bool {
-        self.built && self.restores_len == restores_len && self.findings_len == findings_len
+    /// Whether it was built for `restores_len` restores and the very findings stamped
+    /// `findings_of`: a list changed since (`Arc::make_mut`, a new list) is not the one it filed.
+    pub fn fits(&self, restores_len: usize, findings_of: u64) -> bool {
+        self.built && self.restores_len == restores_len && self.findings_of == findings_of
     }
 
     /// Namespace `ns`'s part of the index: the same one (`Arc::ptr_eq`) in every report until

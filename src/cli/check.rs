@@ -114,10 +114,11 @@ pub fn scope_report(report: &mut Report, namespace: Option<&str>) {
     let Some(ns) = namespace else { return };
     std::sync::Arc::make_mut(&mut report.restores).retain(|r| r.id.namespace == ns);
     std::sync::Arc::make_mut(&mut report.orig_pvcs).retain(|o| o.namespace == ns);
-    std::sync::Arc::make_mut(&mut report.findings).retain(|f| match &f.restore {
+    let kept = report.findings.iter().filter(|f| match &f.restore {
         Some(r) => r.namespace == ns,
         None => f.objects.iter().any(|o| o.namespace == ns) || f.objects.is_empty(),
     });
+    report.findings = std::sync::Arc::new(kept.cloned().collect());
     report.reindex();
 }
 

@@ -694,7 +694,7 @@ pub fn without_findings_of(before: &Report, name: &str) -> Report {
             .iter()
             .filter(|f| f.restore.as_ref().is_none_or(|r| r.name != name))
             .cloned()
-            .collect::<Vec<_>>()
+            .collect::<restorewatch::analysis::FindingList>()
             .into(),
         ..before.clone()
     };
