@@ -551,18 +551,17 @@ fn what_a_change_did_not_alter_stays_the_same_shared_value() {
     assert!(Arc::ptr_eq(&before.orig_pvcs, &after.orig_pvcs));
 }
 
-/// The class the random search found one case of (a copy restore's DataVolume deleted in its
-/// target namespace stayed in the chain): every object of every fixture, deleted on its own
-/// from its restore's whole tree, leaves the incremental report equal to `analyze`. Whatever
-/// the kind (PVC, PV, DataVolume, Velero Restore or DataDownload, Event, HelmRelease, ...) and
-/// whichever namespace it sits in.
-#[test]
-fn deleting_any_one_object_of_a_restore_is_seen_as_a_full_analysis_sees_it() {
-    let pool = pool();
+/// Every object of every fixture deleted on its own from its file's whole tree (its tombstone
+/// kept, as the store keeps one), applied by an analyzer that had the whole tree: `f` gets the
+/// object's kind and key, the file's whole snapshot, the snapshot without the object and the
+/// analyzer after the deletion. Returns how many deletions it made.
+fn each_deletion(
+    now: jiff::Timestamp,
+    mut f: impl FnMut(Kind, &ObjKey, &Arc<Snapshot>, &Arc<Snapshot>, &Analyzer),
+) -> usize {
     let settings = Settings::default();
-    let now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
-    let mut checked = 0;
-    for file in &pool.files {
+    let mut made = 0;
+    for file in &pool().files {
         let mut base = Snapshot::default();
         base.mark_every_kind(SyncState::Synced, Some(now));
         for o in file {
@@ -582,17 +581,32 @@ fn deleting_any_one_object_of_a_restore_is_seen_as_a_full_analysis_sees_it() {
             changes.object(kind, key.clone());
             let snap = Arc::new(snap);
             a.apply(Arc::clone(&snap), &changes);
-            let mut full = analyze(&snap, &settings, now);
-            full.now = a.report().now;
-            assert!(
-                **a.report() == full,
-                "deleting {kind:?} {}/{} leaves the incremental report unlike analyze",
-                key.namespace,
-                key.name
-            );
-            checked += 1;
+            f(kind, &key, &base, &snap, &a);
+            made += 1;
         }
     }
+    made
+}
+
+/// The class the random search found one case of (a copy restore's DataVolume deleted in its
+/// target namespace stayed in the chain): every object of every fixture, deleted on its own
+/// from its restore's whole tree, leaves the incremental report equal to `analyze`. Whatever
+/// the kind (PVC, PV, DataVolume, Velero Restore or DataDownload, Event, HelmRelease, ...) and
+/// whichever namespace it sits in.
+#[test]
+fn deleting_any_one_object_of_a_restore_is_seen_as_a_full_analysis_sees_it() {
+    let settings = Settings::default();
+    let now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
+    let checked = each_deletion(now, |kind, key, _, snap, a| {
+        let mut full = analyze(snap, &settings, now);
+        full.now = a.report().now;
+        assert!(
+            **a.report() == full,
+            "deleting {kind:?} {}/{} leaves the incremental report unlike analyze",
+            key.namespace,
+            key.name
+        );
+    });
     assert!(checked > 500, "only {checked} deletions checked");
 }
 
@@ -602,58 +616,41 @@ fn deleting_any_one_object_of_a_restore_is_seen_as_a_full_analysis_sees_it() {
 /// the screen), and read whole the list is the one a full analysis makes.
 #[test]
 fn a_changed_finding_is_drawn_without_merging_every_finding_and_read_whole_is_analyzes_list() {
-    let pool = pool();
     let settings = Settings::default();
     let now: jiff::Timestamp = "2026-11-20T10:03:00Z".parse().unwrap();
     let mut checked = 0;
-    for file in &pool.files {
-        let mut base = Snapshot::default();
-        base.mark_every_kind(SyncState::Synced, Some(now));
-        for o in file {
-            base.objects.insert(o.clone());
+    each_deletion(now, |kind, key, base, snap, a| {
+        let report = a.report();
+        let full = analyze(snap, &settings, now);
+        if *full.findings == *analyze(base, &settings, now).findings {
+            return;
         }
-        let base = Arc::new(base);
-        let before = analyze(&base, &settings, now);
-        for o in file {
-            let (kind, key) = (o.kind(), key_of(o));
-            let mut a = Analyzer::new(Arc::clone(&base), settings.clone(), now);
-            let mut snap = (*base).clone();
-            snap.objects.remove(kind, &key);
-            let mut changes = Changes::default();
-            changes.object(kind, key.clone());
-            let snap = Arc::new(snap);
-            let report = a.apply(Arc::clone(&snap), &changes);
-            let full = analyze(&snap, &settings, now);
-            if *full.findings == *before.findings {
-                continue;
-            }
-            assert!(
-                !report.findings.is_merged(),
-                "deleting {kind:?} {}/{} merged every finding before anyone read them",
-                key.namespace,
-                key.name
-            );
-            let mut app = App::new(UiOptions::default(), now, (160, SCREEN_ROWS));
-            let frame = Arc::new(Frame {
-                seq: 1,
-                snapshot: Arc::clone(&snap),
-                report: Arc::clone(&report),
-                analyzed_at: a.now(),
-            });
-            update(&mut app, Msg::Frame(Some(frame)));
-            let mut t = Terminal::new(TestBackend::new(160, SCREEN_ROWS)).expect("a test terminal");
-            t.draw(|f| view(&app, f)).expect("drawn");
-            assert!(
-                !report.findings.is_merged(),
-                "the restores screen read every finding to draw its rows"
-            );
-            assert_eq!(
-                *report.findings, *full.findings,
-                "deleting {kind:?} {}/{}: the list read whole is not analyze's",
-                key.namespace, key.name
-            );
-            checked += 1;
-        }
-    }
+        assert!(
+            !report.findings.is_merged(),
+            "deleting {kind:?} {}/{} merged every finding before anyone read them",
+            key.namespace,
+            key.name
+        );
+        let mut app = App::new(UiOptions::default(), now, (160, SCREEN_ROWS));
+        let frame = Arc::new(Frame {
+            seq: 1,
+            snapshot: Arc::clone(snap),
+            report: Arc::clone(report),
+            analyzed_at: a.now(),
+        });
+        update(&mut app, Msg::Frame(Some(frame)));
+        let mut t = Terminal::new(TestBackend::new(160, SCREEN_ROWS)).expect("a test terminal");
+        t.draw(|f| view(&app, f)).expect("drawn");
+        assert!(
+            !report.findings.is_merged(),
+            "the restores screen read every finding to draw its rows"
+        );
+        assert_eq!(
+            *report.findings, *full.findings,
+            "deleting {kind:?} {}/{}: the list read whole is not analyze's",
+            key.namespace, key.name
+        );
+        checked += 1;
+    });
     assert!(checked > 20, "only {checked} changes of findings checked");
 }
