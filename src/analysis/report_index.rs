@@ -146,10 +146,9 @@ impl std::fmt::Debug for ReportIndex {
 
 impl ReportIndex {
     /// The index of a report with `restores_len` restores and the findings stamped `findings_of`
-    /// (`FindingList::stamp`), from its
-    /// namespaces' indexes (in namespace order, as the report lists their restores: a position
-    /// is found by where each namespace starts) and `others` (in report order): findings about
-    /// a restore that none of those holds.
+    /// (`FindingList::stamp`), from its namespaces' indexes (in namespace order, as the report
+    /// lists their restores: a position is found by where each namespace starts) and `others`
+    /// (in report order): findings about a restore that none of those holds.
     pub fn from_namespaces(
         restores_len: usize,
         findings_of: u64,
