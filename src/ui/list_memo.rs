@@ -128,45 +128,174 @@ impl BuiltRow {
     }
 }
 
-/// The rows of the frame before, to be taken (not copied) by the rows of the next that are
-/// built from the same.
+/// The rows of the frame before, as they were drawn (in the order they were drawn in), until
+/// the next frame's rows are made from them: kept in place when that frame lists the same
+/// positions, taken one by one otherwise.
 #[derive(Clone, Default)]
 pub struct Earlier {
     /// Held, never read: the rows' `Filed` places are in its report's index, which must not
     /// be freed (and its address reused) while they are compared.
     _frame: Option<Arc<Frame>>,
-    rows: Vec<Option<BuiltRow>>,
-    /// Where each row is, by the position of its restore in the frame before.
-    at: Positional<RowAt>,
+    /// Positions in the frame before's restores, in the order the rows below were drawn.
+    order: Vec<usize>,
+    rows: Vec<Row>,
+    sources: Vec<Source>,
+    widths: Vec<Box<[usize]>>,
+    clocks: Vec<Option<ClockStamp>>,
+    /// What the rows' cells sized, when none has been replaced since.
+    widest: Vec<usize>,
+    /// Rows not taken or replaced, let go once the frame is on screen (`release_retired`).
+    left: Vec<Option<BuiltRow>>,
+}
+
+/// A frame's rows, column by column as `Memo` keeps them.
+struct Columns {
+    rows: Vec<Row>,
+    sources: Vec<Source>,
+    widths: Vec<Box<[usize]>>,
+    clocks: Vec<Option<ClockStamp>>,
+    widest: Vec<usize>,
 }
 
 impl Earlier {
-    /// The row built earlier from exactly what the report's `pos`-th restore, `restore`, has
-    /// now, if any: taken out, so each is used once.
-    pub fn take(
+    /// The rows for the report's restores at `order`: each kept if built from exactly what
+    /// that restore has now, else made by `make`. When the frame before drew the same
+    /// positions in the same order (a change that moved no restore: most of them), the rows
+    /// stay where they are and only those built from something else are made again; on 1,000
+    /// restores, moving every row into a new list and back was most of a new frame's cost
+    /// (issue 28, sixteenth session).
+    fn rows_for(
         &mut self,
         report: &Report,
-        pos: usize,
-        restore: &Arc<RestoreView>,
+        order: &[usize],
         stale_kind: bool,
-    ) -> Option<BuiltRow> {
-        let at = self.at.find(pos, Arc::as_ptr(restore) as usize)?;
-        let slot = self.rows.get_mut(at.row)?;
-        if !slot
-            .as_ref()
-            .is_some_and(|b| b.source.is(report, pos, restore, stale_kind))
-        {
-            return None;
+        make: impl Fn(usize, &Arc<RestoreView>) -> BuiltRow,
+    ) -> Columns {
+        let in_place = self.order == order
+            && self.rows.len() == order.len()
+            && order.iter().all(|&pos| pos < report.restores.len());
+        if !in_place {
+            return self.taken_for(report, order, stale_kind, make);
         }
-        let mut b = slot.take()?;
-        // Told the same by its findings, not by where they are filed: the place it was built
-        // with is in a report no longer held (its index may be freed, and a new one made at
-        // that address would pass for it), so the row is filed where this report files it.
-        if b.source.filed != report.filed_at(pos) {
-            b.source.filed = report.filed_checked(pos);
+        let mut out = Columns {
+            rows: std::mem::take(&mut self.rows),
+            sources: std::mem::take(&mut self.sources),
+            widths: std::mem::take(&mut self.widths),
+            clocks: std::mem::take(&mut self.clocks),
+            widest: std::mem::take(&mut self.widest),
+        };
+        let mut replaced = false;
+        for (i, &pos) in order.iter().enumerate() {
+            let (Some(restore), Some(source)) = (report.restores.get(pos), out.sources.get_mut(i))
+            else {
+                continue;
+            };
+            if source.is(report, pos, restore, stale_kind) {
+                // As `take` does: filed where this report files it.
+                if source.filed != report.filed_at(pos) {
+                    source.filed = report.filed_checked(pos);
+                }
+                continue;
+            }
+            let b = make(pos, restore);
+            let old = BuiltRow {
+                source: std::mem::replace(source, b.source),
+                row: std::mem::replace(&mut out.rows[i], b.row),
+                widths: std::mem::replace(&mut out.widths[i], b.widths),
+                clock: std::mem::replace(&mut out.clocks[i], b.clock),
+            };
+            self.left.push(Some(old));
+            replaced = true;
         }
-        Some(b)
+        if replaced || out.widest.is_empty() {
+            out.widest = super::views::common::widest_of(out.widths.iter().map(|w| &**w));
+        }
+        out
     }
+
+    /// `rows_for` when the rows moved: each found by its restore (`take`) or made.
+    fn taken_for(
+        &mut self,
+        report: &Report,
+        order: &[usize],
+        stale_kind: bool,
+        make: impl Fn(usize, &Arc<RestoreView>) -> BuiltRow,
+    ) -> Columns {
+        let mut by_pos = Vec::new();
+        for (row, (&pos, s)) in self.order.iter().zip(&self.sources).enumerate() {
+            if by_pos.len() <= pos {
+                by_pos.resize(pos + 1, None);
+            }
+            by_pos[pos] = Some(RowAt {
+                addr: Arc::as_ptr(&s.restore) as usize,
+                row,
+            });
+        }
+        let mut at = Positional::new(by_pos);
+        self.left = std::mem::take(&mut self.rows)
+            .into_iter()
+            .zip(std::mem::take(&mut self.sources))
+            .zip(std::mem::take(&mut self.widths))
+            .zip(std::mem::take(&mut self.clocks))
+            .map(|(((row, source), widths), clock)| {
+                Some(BuiltRow {
+                    source,
+                    row,
+                    widths,
+                    clock,
+                })
+            })
+            .collect();
+        let n = order.len();
+        let mut out = Columns {
+            rows: Vec::with_capacity(n),
+            sources: Vec::with_capacity(n),
+            widths: Vec::with_capacity(n),
+            clocks: Vec::with_capacity(n),
+            widest: Vec::new(),
+        };
+        for &pos in order {
+            let Some(restore) = report.restores.get(pos) else {
+                continue;
+            };
+            let b = take(&mut self.left, &mut at, report, pos, restore, stale_kind)
+                .unwrap_or_else(|| make(pos, restore));
+            out.rows.push(b.row);
+            out.sources.push(b.source);
+            out.widths.push(b.widths);
+            out.clocks.push(b.clock);
+        }
+        out.widest = super::views::common::widest_of(out.widths.iter().map(|w| &**w));
+        out
+    }
+}
+
+/// The row built earlier from exactly what the report's `pos`-th restore, `restore`, has now,
+/// if any: taken out of `rows` (found through `at`), so each is used once.
+fn take(
+    rows: &mut [Option<BuiltRow>],
+    at: &mut Positional<RowAt>,
+    report: &Report,
+    pos: usize,
+    restore: &Arc<RestoreView>,
+    stale_kind: bool,
+) -> Option<BuiltRow> {
+    let at = at.find(pos, Arc::as_ptr(restore) as usize)?;
+    let slot = rows.get_mut(at.row)?;
+    if !slot
+        .as_ref()
+        .is_some_and(|b| b.source.is(report, pos, restore, stale_kind))
+    {
+        return None;
+    }
+    let mut b = slot.take()?;
+    // Told the same by its findings, not by where they are filed: the place it was built
+    // with is in a report no longer held (its index may be freed, and a new one made at
+    // that address would pass for it), so the row is filed where this report files it.
+    if b.source.filed != report.filed_at(pos) {
+        b.source.filed = report.filed_checked(pos);
+    }
+    Some(b)
 }
 
 /// Values made for the restores of the frame before, each knowing the address of its
@@ -275,43 +404,17 @@ impl std::fmt::Debug for ListMemo {
     }
 }
 
-/// Rows and their sources (made for `frame`, in `order`), ready to be taken by the next
-/// frame's.
-fn earlier_of(
-    frame: Arc<Frame>,
-    order: &[usize],
-    rows: Vec<Row>,
-    sources: Vec<Source>,
-    widths: Vec<Box<[usize]>>,
-    clocks: Vec<Option<ClockStamp>>,
-) -> Earlier {
-    let mut by_pos = vec![None; frame.report.restores.len()];
-    for (row, (&pos, s)) in order.iter().zip(&sources).enumerate() {
-        if let Some(slot) = by_pos.get_mut(pos) {
-            *slot = Some(RowAt {
-                addr: Arc::as_ptr(&s.restore) as usize,
-                row,
-            });
-        }
-    }
-    let rows = rows
-        .into_iter()
-        .zip(sources)
-        .zip(widths)
-        .zip(clocks)
-        .map(|(((row, source), widths), clock)| {
-            Some(BuiltRow {
-                source,
-                row,
-                widths,
-                clock,
-            })
-        })
-        .collect();
+/// Rows and their sources (made for `frame`, in `order`), ready for the next frame's.
+fn earlier_of(frame: Arc<Frame>, order: Vec<usize>, columns: Columns) -> Earlier {
     Earlier {
         _frame: Some(frame),
-        rows,
-        at: Positional::new(by_pos),
+        order,
+        rows: columns.rows,
+        sources: columns.sources,
+        widths: columns.widths,
+        clocks: columns.clocks,
+        widest: columns.widest,
+        left: Vec::new(),
     }
 }
 
@@ -441,8 +544,19 @@ impl ListMemo {
                 sources,
                 widths,
                 clocks,
+                widest,
                 ..
-            }) => Some(earlier_of(frame, &was, rows, sources, widths, clocks)),
+            }) => Some(earlier_of(
+                frame,
+                was,
+                Columns {
+                    rows,
+                    sources,
+                    widths,
+                    clocks,
+                    widest,
+                },
+            )),
             Some(m) => m.earlier,
             None => None,
         };
@@ -467,13 +581,15 @@ impl ListMemo {
         drop(self.1.borrow_mut().take());
     }
 
-    /// Runs `f` on the rows of the remembered order (built by `build` the first time), after
+    /// Runs `f` on the rows of the remembered order (the frame before's rows where they were
+    /// built from what the same restore has now, else made by `make`: see `Earlier`), after
     /// `refresh` redid the clock-dependent cells of the rows in `visible` (the window drawn:
     /// those cells have fixed-width columns, so the rows not drawn need not read the clock;
     /// on 1,000 rows that was a thousand ages formatted per clock move) whose cells were last
-    /// drawn for another `clock` (a row taken from the frame before keeps its stamp: on a new
+    /// drawn for another `clock` (a row kept from the frame before keeps its stamp: on a new
     /// frame within the same second, only the rows built anew format their ages). `None` when
     /// `order` was not the last one asked for (then nothing is remembered for it).
+    /// `stale_kind`: whether the snapshot shows the restores' kind stale (every row then is).
     #[allow(clippy::too_many_arguments)]
     pub fn with_rows<R>(
         &self,
@@ -481,7 +597,8 @@ impl ListMemo {
         order: &[usize],
         visible: std::ops::Range<usize>,
         clock: ClockStamp,
-        build: impl FnOnce(&mut Earlier) -> Vec<BuiltRow>,
+        stale_kind: bool,
+        make: impl Fn(usize, &Arc<RestoreView>) -> BuiltRow,
         refresh: impl Fn(usize, &mut Row),
         f: impl FnOnce(&[Row], &[usize]) -> R,
     ) -> Option<R> {
@@ -490,28 +607,19 @@ impl ListMemo {
             .as_mut()
             .filter(|m| Arc::ptr_eq(&m.frame, frame) && m.order == order)?;
         if m.rows.is_none() {
-            // Only this frame's rows are kept: the older frame's restores are let go, but
-            // after the frame is on screen (`release_retired`): the last reference to the
-            // frame before is usually this one, and freeing its report is a walk over every
-            // restore and finding it held, on the way to the screen.
+            // Only this frame's rows are kept: what the frame before left (its frame, the rows
+            // no restore took) is let go after the frame is on screen (`release_retired`): the
+            // last reference to the frame before is usually this one, and freeing its report
+            // is a walk over every restore and finding it held, on the way to the screen.
             let mut earlier = m.earlier.take().unwrap_or_default();
-            let built = build(&mut earlier);
+            let built = earlier.rows_for(&frame.report, order, stale_kind, make);
+            earlier.order = Vec::new();
             *self.1.borrow_mut() = Some(earlier);
-            let mut rows = Vec::with_capacity(built.len());
-            let mut sources = Vec::with_capacity(built.len());
-            let mut widths = Vec::with_capacity(built.len());
-            let mut clocks = Vec::with_capacity(built.len());
-            for b in built {
-                rows.push(b.row);
-                sources.push(b.source);
-                widths.push(b.widths);
-                clocks.push(b.clock);
-            }
-            m.widest = super::views::common::widest_of(widths.iter().map(|w| &**w));
-            m.rows = Some(rows);
-            m.sources = sources;
-            m.widths = widths;
-            m.clocks = clocks;
+            m.widest = built.widest;
+            m.rows = Some(built.rows);
+            m.sources = built.sources;
+            m.widths = built.widths;
+            m.clocks = built.clocks;
         }
         let rows = m.rows.get_or_insert_with(Vec::new);
         m.clocks.resize(rows.len(), None);

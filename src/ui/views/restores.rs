@@ -7,7 +7,7 @@ use super::super::select;
 use super::super::sort::SortCol;
 use super::common::{self, Cell, Col, Row, step_glyph};
 use crate::analysis::{Finding, RestoreView, Severity};
-use crate::ui::list_memo::{BuiltRow, Earlier, Source};
+use crate::ui::list_memo::{BuiltRow, Source};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 
@@ -192,21 +192,8 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     let stale_kind = frame.snapshot.is_stale(crate::model::Kind::RestoreJob);
     // A row is rebuilt only when its restore, its findings or its staleness changed.
-    let build = |earlier: &mut Earlier| {
-        let mut rows = Vec::with_capacity(order.len());
-        rows.extend(
-            order
-                .iter()
-                .filter_map(|&i| Some((i, frame.report.restores.get(i)?)))
-                .map(|(i, r)| {
-                    earlier
-                        .take(&frame.report, i, r, stale_kind)
-                        .unwrap_or_else(|| {
-                            BuiltRow::new(Source::new(&frame.report, i, r, stale_kind), row(app, r))
-                        })
-                }),
-        );
-        rows
+    let make = |i: usize, r: &std::sync::Arc<crate::analysis::RestoreView>| {
+        BuiltRow::new(Source::new(&frame.report, i, r, stale_kind), row(app, r))
     };
     // The rows `draw_table` draws: only their clock cells are read.
     let height = usize::from(a.rows.height);
@@ -230,7 +217,8 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
             &order,
             visible,
             clock,
-            build,
+            stale_kind,
+            make,
             refresh,
             |rows, widest| draw(f, rows, Some(widest)),
         )
