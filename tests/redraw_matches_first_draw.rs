@@ -80,7 +80,20 @@ fn every_screen_a_running_dashboard_draws_is_the_one_a_new_dashboard_draws() {
         key('G'),
         key('g'),
         // A restore's findings change; the other rows are what they were.
-        Step::Frame(next),
+        Step::Frame(Arc::clone(&next)),
+        // A restore's application gets a longer name than any other: its row alone is built
+        // again, and its column widens for every row. Then the name is short again, and the
+        // column narrows back.
+        Step::Frame(ui_data::frame_with(
+            6,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&next.report, "restore-web", "web-frontend-with-a-long-name"),
+        )),
+        Step::Frame(ui_data::frame_with(
+            7,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&next.report, "restore-web", "web"),
+        )),
         // The clock moves: the age cells change, the rest of each row does not.
         Step::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
         Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(24)),

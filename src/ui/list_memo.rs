@@ -184,7 +184,8 @@ impl Earlier {
             clocks: std::mem::take(&mut self.clocks),
             widest: std::mem::take(&mut self.widest),
         };
-        let mut replaced = false;
+        // The widest cells are measured again only when a row was replaced.
+        let mut recount = out.widest.is_empty() && !out.widths.is_empty();
         for (i, &pos) in order.iter().enumerate() {
             let (Some(restore), Some(source)) = (report.restores.get(pos), out.sources.get_mut(i))
             else {
@@ -204,10 +205,10 @@ impl Earlier {
                 widths: std::mem::replace(&mut out.widths[i], b.widths),
                 clock: std::mem::replace(&mut out.clocks[i], b.clock),
             };
+            recount = true;
             self.left.push(Some(old));
-            replaced = true;
         }
-        if replaced || out.widest.is_empty() {
+        if recount {
             out.widest = super::views::common::widest_of(out.widths.iter().map(|w| &**w));
         }
         out

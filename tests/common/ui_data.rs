@@ -702,6 +702,31 @@ pub fn without_findings_of(before: &Report, name: &str) -> Report {
     report
 }
 
+/// `before`, with restore `name`'s application renamed to `app`: the same restores in the same
+/// places, one of them built from another view.
+pub fn with_app_of(before: &Report, name: &str, app: &str) -> Report {
+    let restores = before
+        .restores
+        .iter()
+        .map(|r| {
+            let mut v = (**r).clone();
+            if v.id.name == name
+                && let Some(t) = &mut v.target
+            {
+                t.name = app.to_string();
+                return Arc::new(v);
+            }
+            Arc::clone(r)
+        })
+        .collect::<Vec<_>>();
+    let mut report = Report {
+        restores: Arc::new(restores),
+        ..before.clone()
+    };
+    report.reindex();
+    report
+}
+
 /// A few real objects, so the YAML view has something to render.
 pub fn snapshot() -> Snapshot {
     let objs = [
