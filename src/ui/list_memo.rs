@@ -136,24 +136,27 @@ pub struct Earlier {
     /// Held, never read: the rows' `Filed` places are in its report's index, which must not
     /// be freed (and its address reused) while they are compared.
     _frame: Option<Arc<Frame>>,
-    /// Positions in the frame before's restores, in the order the rows below were drawn.
+    /// Positions in the frame before's restores, in the order its rows were drawn.
     order: Vec<usize>,
-    rows: Vec<Row>,
-    sources: Vec<Source>,
-    widths: Vec<Box<[usize]>>,
-    clocks: Vec<Option<ClockStamp>>,
-    /// What the rows' cells sized, when none has been replaced since.
-    widest: Vec<usize>,
+    columns: Columns,
     /// Rows not taken or replaced, let go once the frame is on screen (`release_retired`).
     left: Vec<Option<BuiltRow>>,
 }
 
-/// A frame's rows, column by column as `Memo` keeps them.
+/// A frame's rows in the list's order, column by column.
+#[derive(Clone, Default)]
 struct Columns {
+    /// The rows, clock-dependent cells as last drawn.
     rows: Vec<Row>,
+    /// What each row was built from.
     sources: Vec<Source>,
+    /// The display width of each row's cells as built (`common::cell_widths`): a row kept
+    /// from the frame before keeps them, so a new frame measures only the rows it built.
     widths: Vec<Box<[usize]>>,
+    /// What each row's clock cells were last drawn for (`None`: not since it was built).
     clocks: Vec<Option<ClockStamp>>,
+    /// The widest of `widths`: the clock refreshes only cells of fixed width, so what sizes
+    /// the other columns does not move until a row is built again.
     widest: Vec<usize>,
 }
 
@@ -172,18 +175,12 @@ impl Earlier {
         make: impl Fn(usize, &Arc<RestoreView>) -> BuiltRow,
     ) -> Columns {
         let in_place = self.order == order
-            && self.rows.len() == order.len()
+            && self.columns.rows.len() == order.len()
             && order.iter().all(|&pos| pos < report.restores.len());
         if !in_place {
             return self.taken_for(report, order, stale_kind, make);
         }
-        let mut out = Columns {
-            rows: std::mem::take(&mut self.rows),
-            sources: std::mem::take(&mut self.sources),
-            widths: std::mem::take(&mut self.widths),
-            clocks: std::mem::take(&mut self.clocks),
-            widest: std::mem::take(&mut self.widest),
-        };
+        let mut out = std::mem::take(&mut self.columns);
         // The widest cells are measured again only when a row was replaced.
         let mut recount = out.widest.is_empty() && !out.widths.is_empty();
         for (i, &pos) in order.iter().enumerate() {
@@ -223,7 +220,8 @@ impl Earlier {
         make: impl Fn(usize, &Arc<RestoreView>) -> BuiltRow,
     ) -> Columns {
         let mut by_pos = Vec::new();
-        for (row, (&pos, s)) in self.order.iter().zip(&self.sources).enumerate() {
+        let was = std::mem::take(&mut self.columns);
+        for (row, (&pos, s)) in self.order.iter().zip(&was.sources).enumerate() {
             if by_pos.len() <= pos {
                 by_pos.resize(pos + 1, None);
             }
@@ -233,11 +231,12 @@ impl Earlier {
             });
         }
         let mut at = Positional::new(by_pos);
-        self.left = std::mem::take(&mut self.rows)
+        self.left = was
+            .rows
             .into_iter()
-            .zip(std::mem::take(&mut self.sources))
-            .zip(std::mem::take(&mut self.widths))
-            .zip(std::mem::take(&mut self.clocks))
+            .zip(was.sources)
+            .zip(was.widths)
+            .zip(was.clocks)
             .map(|(((row, source), widths), clock)| {
                 Some(BuiltRow {
                     source,
@@ -376,18 +375,8 @@ struct Memo {
     key: OrderKey,
     /// Positions in `frame.report.restores`, in the list's order.
     order: Vec<usize>,
-    /// The rows of `order`, clock-dependent cells as last drawn.
-    rows: Option<Vec<Row>>,
-    /// The widest of `widths`: the clock refreshes only cells of fixed width, so what sizes
-    /// the other columns does not move until the rows are rebuilt.
-    widest: Vec<usize>,
-    /// What each of `rows` was built from.
-    sources: Vec<Source>,
-    /// The display width of each of `rows`' cells as built (`common::cell_widths`): a row
-    /// taken from the frame before keeps them, so a new frame measures only the rows it built.
-    widths: Vec<Box<[usize]>>,
-    /// What each of `rows`' clock cells were last drawn for (`None`: not since it was built).
-    clocks: Vec<Option<ClockStamp>>,
+    /// The rows of `order`, once drawn.
+    built: Option<Columns>,
     /// The rows of the frame before, until this frame's are built from them.
     earlier: Option<Earlier>,
     /// The order's keys for this frame, by position in its restores.
@@ -410,11 +399,7 @@ fn earlier_of(frame: Arc<Frame>, order: Vec<usize>, columns: Columns) -> Earlier
     Earlier {
         _frame: Some(frame),
         order,
-        rows: columns.rows,
-        sources: columns.sources,
-        widths: columns.widths,
-        clocks: columns.clocks,
-        widest: columns.widest,
+        columns,
         left: Vec::new(),
     }
 }
@@ -541,23 +526,9 @@ impl ListMemo {
             Some(Memo {
                 frame,
                 order: was,
-                rows: Some(rows),
-                sources,
-                widths,
-                clocks,
-                widest,
+                built: Some(columns),
                 ..
-            }) => Some(earlier_of(
-                frame,
-                was,
-                Columns {
-                    rows,
-                    sources,
-                    widths,
-                    clocks,
-                    widest,
-                },
-            )),
+            }) => Some(earlier_of(frame, was, columns)),
             Some(m) => m.earlier,
             None => None,
         };
@@ -565,11 +536,7 @@ impl ListMemo {
             frame: Arc::clone(frame),
             key: key.clone(),
             order: order.clone(),
-            rows: None,
-            widest: Vec::new(),
-            sources: Vec::new(),
-            widths: Vec::new(),
-            clocks: Vec::new(),
+            built: None,
             earlier,
             keys,
         });
@@ -607,28 +574,28 @@ impl ListMemo {
         let m = slot
             .as_mut()
             .filter(|m| Arc::ptr_eq(&m.frame, frame) && m.order == order)?;
-        if m.rows.is_none() {
+        if m.built.is_none() {
             // Only this frame's rows are kept: what the frame before left (its frame, the rows
             // no restore took) is let go after the frame is on screen (`release_retired`): the
             // last reference to the frame before is usually this one, and freeing its report
             // is a walk over every restore and finding it held, on the way to the screen.
             let mut earlier = m.earlier.take().unwrap_or_default();
             let built = earlier.rows_for(&frame.report, order, stale_kind, make);
-            earlier.order = Vec::new();
             *self.1.borrow_mut() = Some(earlier);
-            m.widest = built.widest;
-            m.rows = Some(built.rows);
-            m.sources = built.sources;
-            m.widths = built.widths;
-            m.clocks = built.clocks;
+            m.built = Some(built);
         }
-        let rows = m.rows.get_or_insert_with(Vec::new);
-        m.clocks.resize(rows.len(), None);
+        let Columns {
+            rows,
+            clocks,
+            widest,
+            ..
+        } = m.built.get_or_insert_with(Columns::default);
+        clocks.resize(rows.len(), None);
         let (from, to) = (visible.start, visible.end.min(rows.len()));
         for ((pos, row), drawn_for) in order
             .iter()
             .zip(rows.iter_mut())
-            .zip(m.clocks.iter_mut())
+            .zip(clocks.iter_mut())
             .take(to)
             .skip(from)
         {
@@ -637,7 +604,7 @@ impl ListMemo {
                 *drawn_for = Some(clock);
             }
         }
-        Some(f(rows, &m.widest))
+        Some(f(rows, widest))
     }
 }
 
