@@ -204,6 +204,7 @@ async fn measure(
                 k.watch_p99_ms = Some(w.p99_ms);
                 k.watch_seen = w.seen;
                 k.watch_p99_blocks_ms = w.p99_blocks_ms;
+                k.watch_p99_interval = w.p99_interval;
             }
             Some(k)
         }

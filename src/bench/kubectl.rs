@@ -29,6 +29,9 @@ pub struct KubectlResult {
     /// The p99 of each 200 writes (`writes::block_p99s`), with 400 writes or more.
     #[serde(default)]
     pub watch_p99_blocks_ms: Vec<f64>,
+    /// Where kubectl's true p99 lies (`writes::Interval`).
+    #[serde(default)]
+    pub watch_p99_interval: Option<super::writes::Interval>,
 }
 
 /// The kubectl binary and the arguments that point it at the server.
@@ -166,6 +169,7 @@ impl Kubectl {
             p50_ms: percentile(&lat, 50.0),
             p99_ms: percentile(&lat, 99.0),
             p99_blocks_ms,
+            p99_interval: super::writes::Interval::of_p99(&lat),
             ..Default::default()
         })
     }

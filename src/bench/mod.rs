@@ -433,6 +433,7 @@ async fn run_cluster(
                 watch_p99_ms: Some(w.p99_ms),
                 watch_seen: w.seen,
                 watch_p99_blocks_ms: w.p99_blocks_ms,
+                watch_p99_interval: w.p99_interval,
             })
         }
         None => None,

@@ -59,6 +59,9 @@ pub struct ServeResult {
     /// The p99 of each 200 writes (`writes::block_p99s`), with 400 writes or more.
     #[serde(default)]
     pub write_p99_blocks_ms: Vec<f64>,
+    /// Where the true p99 lies (`writes::Interval`).
+    #[serde(default)]
+    pub write_p99_interval: Option<super::writes::Interval>,
     /// LIST / WATCH requests from the first report to the end of the writes, counted by the
     /// emulator (`None` on a server without its counters).
     #[serde(default)]
@@ -166,6 +169,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         patch_p50_ms: w.patch_p50_ms,
         patch_p99_ms: w.patch_p99_ms,
         write_p99_blocks_ms: w.p99_blocks_ms,
+        write_p99_interval: w.p99_interval,
         lists_after_sync,
         watches_after_sync,
         window_s,

@@ -1,6 +1,7 @@
 //! The bench's report: one Markdown column per run (shape x size, or the existing cluster),
 //! the figures, then each of issue 12's targets with whether the run meets it.
 
+use super::writes::Interval;
 use super::{RunResult, serve_cost, sys};
 
 fn ratio(ours: f64, theirs: f64) -> String {
@@ -178,6 +179,24 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             _ => "-".into(),
         },
     );
+    // Whether a p99 target's verdict is the readers' or their series' chance (`Interval`).
+    let shown = |i: Option<Interval>| i.map_or("-".to_string(), |i| i.to_string());
+    if results
+        .iter()
+        .any(|r| r.restorewatch.write_p99_interval.is_some())
+    {
+        row(
+            "where each p99 lies, 95% sure from its own writes: dashboard · serve · kubectl -w",
+            &|r| {
+                format!(
+                    "{} · {} · {}",
+                    shown(r.restorewatch.write_p99_interval),
+                    shown(r.serve.as_ref().and_then(|s| s.write_p99_interval)),
+                    shown(r.kubectl.as_ref().and_then(|k| k.watch_p99_interval)),
+                )
+            },
+        );
+    }
     // With 400 writes or more: how far the p99 of 200 writes (the targets' series) moves within
     // one run, for each reader.
     if results
@@ -355,6 +374,7 @@ struct Pipeline {
     writes_seen: usize,
     p50_ms: f64,
     p99_ms: f64,
+    p99_interval: Option<Interval>,
 }
 
 /// The targets that apply at this run's size: the 100k set from 100,000 objects on, the 20k
@@ -397,6 +417,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         writes_seen: w.writes_seen,
         p50_ms: w.write_p50_ms,
         p99_ms: w.write_p99_ms,
+        p99_interval: w.write_p99_interval,
     };
     let serve = r
         .serve
@@ -411,6 +432,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             writes_seen: s.writes_seen,
             p50_ms: s.write_p50_ms,
             p99_ms: s.write_p99_ms,
+            p99_interval: s.write_p99_interval,
         });
     for (who, p) in [("", Some(&dashboard)), ("serve: ", serve.as_ref())] {
         let Some(p) = p else { continue };
@@ -421,9 +443,15 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             .and_then(|k| k.watch_p99_ms)
             .filter(|_| wrote)
             .map(|kp| p.p99_ms / kp);
+        let kubectl_interval = k.and_then(|k| k.watch_p99_interval);
         out.push(Verdict {
             target: named(p99_t),
-            figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| format!("{x:.2}x")),
+            figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| {
+                format!(
+                    "{x:.2}x{}",
+                    p99_apart(p.p99_interval, kubectl_interval, lim.p99_of_kubectl)
+                )
+            }),
             met: p99_ratio.map(|x| x <= lim.p99_of_kubectl),
         });
         // Issue 21: measured from kubectl's own p50 (the server's share of a write, which no
@@ -488,6 +516,29 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         });
     }
     out
+}
+
+/// Whether the reader's p99 and the target's (`factor` times kubectl's) are told apart by
+/// their series: the verdict is met or missed either way, and this says whether the writes
+/// could have decided it. Empty when an interval is missing (a run written before them).
+fn p99_apart(reader: Option<Interval>, kubectl: Option<Interval>, factor: f64) -> String {
+    let (Some(r), Some(k)) = (reader, kubectl) else {
+        return String::new();
+    };
+    let scaled = Interval {
+        lo_ms: k.lo_ms * factor,
+        hi_ms: k.hi_ms.map(|h| h * factor),
+    };
+    let target = if factor == 1.0 {
+        format!("kubectl's {k}")
+    } else {
+        format!("{factor}x kubectl's, {scaled}")
+    };
+    if r.overlaps(&k, factor) {
+        format!("; not told apart: 95% sure of {r}, against {target}")
+    } else {
+        format!("; told apart: 95% sure of {r}, against {target}")
+    }
 }
 
 /// The row of a target as `serve` is held to it.
@@ -605,5 +656,99 @@ mod tests {
         );
         let without = render(&[run(Vec::new())]);
         assert!(!without.contains("p99 of each 200 writes"), "{without}");
+    }
+
+    /// A p99 verdict is met or missed on the two p99s as measured, and says whether their
+    /// writes could tell them apart: 200 writes never bound a p99 from above, so a dashboard
+    /// 1.33x kubectl's is "not told apart"; bounded intervals that do not meet are "told apart".
+    #[test]
+    fn a_p99_verdict_says_whether_its_writes_tell_the_two_apart() {
+        let target = "write-to-frame p99 within kubectl -w's p99";
+        let mut r = run(Vec::new());
+        r.restorewatch.writes_seen = 200;
+        r.restorewatch.write_p99_ms = 2.8;
+        r.restorewatch.write_p99_interval = Some(Interval {
+            lo_ms: 2.1,
+            hi_ms: None,
+        });
+        let set_kubectl = |r: &mut RunResult, iv: Interval| {
+            if let Some(k) = r.kubectl.as_mut() {
+                k.watch_p99_ms = Some(2.1);
+                k.watch_p99_interval = Some(iv);
+            }
+        };
+        set_kubectl(
+            &mut r,
+            Interval {
+                lo_ms: 1.9,
+                hi_ms: None,
+            },
+        );
+        let p99 = |r: &RunResult| {
+            verdicts(r)
+                .into_iter()
+                .find(|v| v.target == target)
+                .map(|v| (v.met, v.figure))
+        };
+        assert_eq!(
+            p99(&r),
+            Some((
+                Some(false),
+                "1.33x; not told apart: 95% sure of 2.1 ms and up, against kubectl's 1.9 ms and up"
+                    .to_string()
+            ))
+        );
+        let table = render(std::slice::from_ref(&r));
+        assert!(
+            table.contains(
+                "| where each p99 lies, 95% sure from its own writes: dashboard · serve · kubectl -w | 2.1 ms and up · - · 1.9 ms and up |"
+            ),
+            "{table}"
+        );
+        r.restorewatch.write_p99_interval = Some(Interval {
+            lo_ms: 2.6,
+            hi_ms: Some(3.0),
+        });
+        set_kubectl(
+            &mut r,
+            Interval {
+                lo_ms: 1.9,
+                hi_ms: Some(2.3),
+            },
+        );
+        assert_eq!(
+            p99(&r),
+            Some((
+                Some(false),
+                "1.33x; told apart: 95% sure of 2.6-3.0 ms, against kubectl's 1.9-2.3 ms"
+                    .to_string()
+            ))
+        );
+        // At 100k the target is twice kubectl's p99: its interval is scaled the same way.
+        r.objects = 100_000;
+        assert_eq!(
+            p99(&r).map(|(_, f)| f),
+            None,
+            "the 20k target's name is not the 100k one's"
+        );
+        let big = verdicts(&r)
+            .into_iter()
+            .find(|v| v.target.starts_with("write-to-frame p99 within 2x"))
+            .map(|v| (v.met, v.figure));
+        assert_eq!(
+            big,
+            Some((
+                Some(true),
+                "1.33x; told apart: 95% sure of 2.6-3.0 ms, against 2x kubectl's, 3.8-4.6 ms"
+                    .to_string()
+            ))
+        );
+        // A run recorded before the intervals (`--render-json` of an older file): the ratio
+        // alone, and no row of intervals.
+        r.objects = 20000;
+        r.restorewatch.write_p99_interval = None;
+        assert_eq!(p99(&r).map(|(_, f)| f), Some("1.33x".to_string()));
+        r.kubectl = None;
+        assert!(!render(&[r]).contains("where each p99 lies"));
     }
 }

@@ -117,6 +117,9 @@ pub struct WorkerResult {
     /// The p99 of each 200 writes (`writes::block_p99s`), with 400 writes or more.
     #[serde(default)]
     pub write_p99_blocks_ms: Vec<f64>,
+    /// Where the true p99 lies (`writes::Interval`).
+    #[serde(default)]
+    pub write_p99_interval: Option<super::writes::Interval>,
     pub window_s: f64,
     /// Counted by the server: `None` where it does not expose the emulator's counters (a real
     /// kube-apiserver's `/metrics` counts every client's requests, not ours).
@@ -383,6 +386,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.patch_p50_ms = w.patch_p50_ms;
     r.patch_p99_ms = w.patch_p99_ms;
     r.write_p99_blocks_ms = w.p99_blocks_ms;
+    r.write_p99_interval = w.p99_interval;
     if let Ok(mut c) = costs.lock() {
         c.sort_by(f64::total_cmp);
         r.new_frame_p50_ms = percentile(&c, 50.0);

@@ -37,6 +37,90 @@ pub struct WriteTimes {
     pub patch_p99_ms: f64,
     /// `block_p99s` of the writes in the order they were made.
     pub p99_blocks_ms: Vec<f64>,
+    /// Where the series' true p99 lies (`Interval::of_p99`).
+    pub p99_interval: Option<Interval>,
+}
+
+/// Confidence of `Interval`, as the chance left in each tail.
+const TAIL: f64 = 0.025;
+
+/// Where a series' true p99 lies, with 95% confidence, from the series alone: between two of
+/// its own writes, taken in order (distribution-free: how many writes fall below the true p99
+/// is binomial). A p99 of 200 writes is their third slowest, and the chance that all 200 fall
+/// below the true p99 is 13%: no write bounds it from above, so two such p99s whose intervals
+/// overlap are not told apart by their series, whichever is the larger.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub lo_ms: f64,
+    /// `None`: above the slowest write (too few writes to bound it).
+    pub hi_ms: Option<f64>,
+}
+
+impl Interval {
+    /// The interval of the p99 of `sorted` (ascending); `None` for too few writes.
+    pub fn of_p99(sorted: &[f64]) -> Option<Interval> {
+        let (lo, hi) = quantile_ranks(sorted.len(), 0.99, TAIL)?;
+        Some(Interval {
+            lo_ms: *sorted.get(lo - 1)?,
+            hi_ms: hi.and_then(|h| sorted.get(h - 1).copied()),
+        })
+    }
+
+    /// Whether `self` and `factor` times `other` share a value: neither series' p99 is then
+    /// shown to be above the other's (scaled by the target's factor).
+    pub fn overlaps(&self, other: &Interval, factor: f64) -> bool {
+        let below = |lo: f64, hi: Option<f64>| hi.is_none_or(|h| lo <= h);
+        below(self.lo_ms, other.hi_ms.map(|h| h * factor))
+            && below(other.lo_ms * factor, self.hi_ms)
+    }
+}
+
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.hi_ms {
+            Some(hi) => write!(f, "{:.1}-{hi:.1} ms", self.lo_ms),
+            None => write!(f, "{:.1} ms and up", self.lo_ms),
+        }
+    }
+}
+
+/// The 1-based ranks `(lo, hi)` of the order statistics of `n` samples between which their
+/// `q`-quantile lies with at least `1 - 2 * tail` confidence: the count of samples below the
+/// quantile is Binomial(n, q), so `lo` is the highest rank with P(count < lo) <= tail and `hi`
+/// the lowest with P(count >= hi) <= tail. `hi` is `None` when even the largest sample does not
+/// bound it (P(count = n) > tail); the whole is `None` when not even the smallest bounds it
+/// from below.
+pub fn quantile_ranks(n: usize, q: f64, tail: f64) -> Option<(usize, Option<usize>)> {
+    if n == 0 || !(q > 0.0 && q < 1.0) {
+        return None;
+    }
+    // The binomial's probabilities, from the top down in logs (q^n underflows at large n).
+    let step = (1.0 - q).ln() - q.ln();
+    let mut ln_p = vec![0.0; n + 1];
+    ln_p[n] = n as f64 * q.ln();
+    for k in (1..=n).rev() {
+        ln_p[k - 1] = ln_p[k] + (k as f64).ln() - ((n - k + 1) as f64).ln() + step;
+    }
+    let p: Vec<f64> = ln_p.iter().map(|l| l.exp()).collect();
+    let mut lo = None;
+    let mut below = 0.0;
+    for l in 1..=n {
+        below += p[l - 1];
+        if below > tail {
+            break;
+        }
+        lo = Some(l);
+    }
+    let mut hi = None;
+    let mut above = 0.0;
+    for u in (1..=n).rev() {
+        above += p[u];
+        if above > tail {
+            break;
+        }
+        hi = Some(u);
+    }
+    Some((lo?, hi))
 }
 
 /// Writes per block in `block_p99s`: the size of the series the targets are judged on.
@@ -261,6 +345,7 @@ async fn timed(
     }
     out.p99_blocks_ms = block_p99s(&lat);
     lat.sort_by(f64::total_cmp);
+    out.p99_interval = Interval::of_p99(&lat);
     out.seen = lat.len();
     out.p50_ms = percentile(&lat, 50.0);
     out.p99_ms = percentile(&lat, 99.0);
@@ -286,6 +371,63 @@ mod tests {
         assert_eq!(block_p99s(&lat), vec![1.0, 9.0]);
         // Under two blocks there is nothing to compare.
         assert!(block_p99s(&lat[..399]).is_empty());
+    }
+
+    /// The ranks bounding a quantile, against the binomial computed exactly (Python's
+    /// `fractions`, outside this code): 200 writes bound their p99 from below by the sixth
+    /// slowest and not at all from above; 400 by the slowest; 1,000 by the fourth slowest.
+    #[test]
+    fn a_p99_of_200_writes_is_bounded_from_below_only() {
+        let r = |n, q| quantile_ranks(n, q, TAIL);
+        assert_eq!(r(100, 0.99), Some((97, None)));
+        assert_eq!(r(200, 0.99), Some((195, None)));
+        assert_eq!(r(400, 0.99), Some((392, Some(400))));
+        assert_eq!(r(1000, 0.99), Some((983, Some(997))));
+        assert_eq!(r(2000, 0.99), Some((1971, Some(1989))));
+        // The textbook case: the median of 100 lies between the 40th and 61st.
+        assert_eq!(r(100, 0.5), Some((40, Some(61))));
+        assert_eq!(r(11, 0.5), Some((2, Some(10))));
+        assert_eq!(r(0, 0.99), None);
+        // Far past where q^n underflows, the ranks still come out near n * q.
+        let Some((lo, Some(hi))) = r(100_000, 0.99) else {
+            panic!("100,000 writes bound their p99 on both sides");
+        };
+        assert!((98_900..99_000).contains(&lo) && (99_000..99_100).contains(&hi));
+    }
+
+    #[test]
+    fn a_series_interval_is_read_off_its_own_writes_and_overlap_is_symmetric() {
+        let writes: Vec<f64> = (1..=200).map(f64::from).collect();
+        let i = Interval::of_p99(&writes).expect("200 writes");
+        assert_eq!(
+            i,
+            Interval {
+                lo_ms: 195.0,
+                hi_ms: None
+            }
+        );
+        assert_eq!(i.to_string(), "195.0 ms and up");
+        let bounded = Interval {
+            lo_ms: 1.5,
+            hi_ms: Some(2.5),
+        };
+        assert_eq!(bounded.to_string(), "1.5-2.5 ms");
+        // An interval open above meets every interval that reaches its lower end.
+        assert!(!i.overlaps(&bounded, 1.0) && !bounded.overlaps(&i, 1.0));
+        assert!(i.overlaps(&bounded, 100.0));
+        let other = Interval {
+            lo_ms: 2.4,
+            hi_ms: Some(3.0),
+        };
+        assert!(bounded.overlaps(&other, 1.0) && other.overlaps(&bounded, 1.0));
+        let apart = Interval {
+            lo_ms: 2.6,
+            hi_ms: Some(3.0),
+        };
+        assert!(!bounded.overlaps(&apart, 1.0) && !apart.overlaps(&bounded, 1.0));
+        // Scaled by the 100k target's factor, kubectl's 1.5-2.5 reaches 3.0-5.0.
+        assert!(apart.overlaps(&bounded, 2.0));
+        assert_eq!(Interval::of_p99(&[]), None);
     }
     use crate::model::Kind;
     use crate::sim::{Sim, SimConfig};
