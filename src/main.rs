@@ -7,7 +7,8 @@ fn main() {
     restorewatch::malloc_tuning::apply_for_this_process();
     let cli = Cli::parse();
     let role = std::env::var_os(restorewatch::bench::ROLE_ENV);
-    let workers = restorewatch::runtime::workers(cli.command.is_none(), role.as_deref());
+    let follows_changes = matches!(cli.command, None | Some(Command::Serve(_)));
+    let workers = restorewatch::runtime::workers(follows_changes, role.as_deref());
     restorewatch::runtime::build_or_exit(workers).block_on(run(cli));
 }
 

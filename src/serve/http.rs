@@ -192,6 +192,11 @@ fn report_body(report: &crate::analysis::Report, r: &Readiness) -> String {
     }
 }
 
+/// The answers built from a whole frame (megabytes at 20k objects), as opposed to a line.
+fn builds_a_body(path: &str) -> bool {
+    matches!(path, "/metrics" | "/report")
+}
+
 /// Accepts connections until the task is aborted.
 pub async fn serve(listener: TcpListener, state: Arc<State>) {
     let mut conns = JoinSet::new();
@@ -229,7 +234,29 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
                 .headers()
                 .get(hyper::header::ACCEPT)
                 .and_then(|v| v.to_str().ok());
-            Ok::<_, Infallible>(route(&state, req.method(), req.uri().path(), accept))
+            let path = req.uri().path();
+            if !builds_a_body(path) {
+                return Ok::<_, Infallible>(route(&state, req.method(), path, accept));
+            }
+            // `serve` runs on one worker (`crate::runtime`), which also follows the cluster's
+            // changes: a body of megabytes is built off it.
+            let (method, path, accept) = (
+                req.method().clone(),
+                path.to_owned(),
+                accept.map(str::to_owned),
+            );
+            let built = tokio::task::spawn_blocking(move || {
+                route(&state, &method, &path, accept.as_deref())
+            })
+            .await;
+            Ok(built.unwrap_or_else(|e| {
+                tracing::error!("building an answer failed: {e}");
+                response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "text/plain; charset=utf-8",
+                    "restorewatch serve could not build this answer; see its log\n",
+                )
+            }))
         }
     });
     let conn = http1::Builder::new()
