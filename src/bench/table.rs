@@ -525,16 +525,13 @@ fn p99_apart(reader: Option<Interval>, kubectl: Option<Interval>, factor: f64) -
     let (Some(r), Some(k)) = (reader, kubectl) else {
         return String::new();
     };
-    let scaled = Interval {
-        lo_ms: k.lo_ms * factor,
-        hi_ms: k.hi_ms.map(|h| h * factor),
-    };
+    let scaled = k.scaled(factor);
     let target = if factor == 1.0 {
         format!("kubectl's {k}")
     } else {
         format!("{factor}x kubectl's, {scaled}")
     };
-    if r.overlaps(&k, factor) {
+    if r.overlaps(&scaled) {
         format!("; not told apart: 95% sure of {r}, against {target}")
     } else {
         format!("; told apart: 95% sure of {r}, against {target}")

@@ -66,12 +66,19 @@ impl Interval {
         })
     }
 
-    /// Whether `self` and `factor` times `other` share a value: neither series' p99 is then
-    /// shown to be above the other's (scaled by the target's factor).
-    pub fn overlaps(&self, other: &Interval, factor: f64) -> bool {
+    /// `factor` times this interval: a target's, when it is a multiple of kubectl's p99.
+    pub fn scaled(&self, factor: f64) -> Interval {
+        Interval {
+            lo_ms: self.lo_ms * factor,
+            hi_ms: self.hi_ms.map(|h| h * factor),
+        }
+    }
+
+    /// Whether the two share a value: neither series' p99 is then shown to be above the
+    /// other's.
+    pub fn overlaps(&self, other: &Interval) -> bool {
         let below = |lo: f64, hi: Option<f64>| hi.is_none_or(|h| lo <= h);
-        below(self.lo_ms, other.hi_ms.map(|h| h * factor))
-            && below(other.lo_ms * factor, self.hi_ms)
+        below(self.lo_ms, other.hi_ms) && below(other.lo_ms, self.hi_ms)
     }
 }
 
@@ -413,20 +420,27 @@ mod tests {
         };
         assert_eq!(bounded.to_string(), "1.5-2.5 ms");
         // An interval open above meets every interval that reaches its lower end.
-        assert!(!i.overlaps(&bounded, 1.0) && !bounded.overlaps(&i, 1.0));
-        assert!(i.overlaps(&bounded, 100.0));
+        assert!(!i.overlaps(&bounded) && !bounded.overlaps(&i));
+        assert!(i.overlaps(&bounded.scaled(100.0)));
         let other = Interval {
             lo_ms: 2.4,
             hi_ms: Some(3.0),
         };
-        assert!(bounded.overlaps(&other, 1.0) && other.overlaps(&bounded, 1.0));
+        assert!(bounded.overlaps(&other) && other.overlaps(&bounded));
         let apart = Interval {
             lo_ms: 2.6,
             hi_ms: Some(3.0),
         };
-        assert!(!bounded.overlaps(&apart, 1.0) && !apart.overlaps(&bounded, 1.0));
+        assert!(!bounded.overlaps(&apart) && !apart.overlaps(&bounded));
         // Scaled by the 100k target's factor, kubectl's 1.5-2.5 reaches 3.0-5.0.
-        assert!(apart.overlaps(&bounded, 2.0));
+        assert_eq!(
+            bounded.scaled(2.0),
+            Interval {
+                lo_ms: 3.0,
+                hi_ms: Some(5.0)
+            }
+        );
+        assert!(apart.overlaps(&bounded.scaled(2.0)));
         assert_eq!(Interval::of_p99(&[]), None);
     }
     use crate::model::Kind;
