@@ -446,8 +446,9 @@ proptest! {
 }
 
 /// A quiet cluster costs nothing until its next deadline: a clock move before it redoes nothing
-/// (the very same report stays, and `tick` says nothing changed), and the one onto a running
-/// restore's stall reports `restore-stalled` and says so.
+/// (the very same report stays, `tick` says nothing changed, and no work is counted), and the
+/// one onto a running restore's stall reports `restore-stalled`, says so, and counts one wake
+/// redoing one namespace.
 #[test]
 fn a_quiet_running_restore_is_redone_only_when_it_stalls() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -489,16 +490,26 @@ fn a_quiet_running_restore_is_redone_only_when_it_stalls() {
         Arc::ptr_eq(&before, a.report()),
         "a clock move before the deadline redid the report"
     );
+    assert_eq!(
+        a.clock_work(),
+        Default::default(),
+        "a clock move before the deadline was counted as work"
+    );
     a.tick(stall);
     assert!(
         !stalled(&a),
         "stalled at {stall}, no longer than stall_after since {last}"
     );
+    let at_stall = a.clock_work();
     assert!(
         a.tick(stall + jiff::SignedDuration::from_nanos(1)),
         "the stall was not reported as a change"
     );
     assert!(stalled(&a));
+    // What the bench's idle rows read: the move onto the stall is one wake, redoing the one
+    // namespace whose restore stalled.
+    let onto_stall = a.clock_work().since(at_stall);
+    assert_eq!((onto_stall.wakes, onto_stall.namespaces), (1, 1));
     let full = analyze(a.snapshot(), &settings, a.now());
     assert_eq!(**a.report(), full);
 }

@@ -5,6 +5,7 @@
 
 use super::sys;
 use crate::analysis::Settings;
+use crate::pipeline::clock_work::{self, ClockWork};
 use crate::pipeline::live::{self, LiveOptions};
 use crate::serve::http;
 use anyhow::Context;
@@ -35,6 +36,9 @@ pub struct ServeResult {
     pub steady_rss: u64,
     pub idle_secs: f64,
     pub idle_cpu_pct: f64,
+    /// What the pipeline redid by the clock alone during the idle window.
+    #[serde(default)]
+    pub idle_clock: Option<ClockWork>,
     /// Median wall time of a `/metrics` scrape over loopback, and its size.
     pub scrape_ms: f64,
     pub scrape_bytes: usize,
@@ -122,10 +126,12 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     times.sort_by(f64::total_cmp);
     tokio::time::sleep(SETTLE).await;
     let cpu0 = sys::cpu_seconds();
+    let clock0 = clock_work::so_far();
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs(conf.idle_secs)).await;
     let idle = t0.elapsed().as_secs_f64();
     let idle_cpu_pct = (sys::cpu_seconds() - cpu0) / idle * 100.0;
+    let idle_clock = Some(clock_work::so_far().since(clock0));
     let steady_rss = sys::rss().0;
     let mut published = super::writes::published(source.frames.clone());
     let w = super::writes::time_writes(
@@ -158,6 +164,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         steady_rss,
         idle_secs: idle,
         idle_cpu_pct,
+        idle_clock,
         scrape_ms: times[times.len() / 2],
         scrape_bytes: bytes,
         baseline_rss,

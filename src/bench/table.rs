@@ -31,6 +31,26 @@ fn per_object(steady: u64, start: u64, held: usize) -> f64 {
     steady.saturating_sub(start) as f64 / held.max(1) as f64
 }
 
+/// What the clock alone redid during idle: "none", "2 wakes, 87 namespaces", or "-" from a
+/// run that did not count it.
+fn clock_work(w: Option<crate::pipeline::clock_work::ClockWork>) -> String {
+    match w {
+        None => "-".into(),
+        Some(w) if w.wakes == 0 => "none".into(),
+        Some(w) => format!(
+            "{} {}, {} {}",
+            w.wakes,
+            if w.wakes == 1 { "wake" } else { "wakes" },
+            w.namespaces,
+            if w.namespaces == 1 {
+                "namespace"
+            } else {
+                "namespaces"
+            }
+        ),
+    }
+}
+
 fn m(b: u64) -> String {
     format!("{:.1} MiB", sys::mib(b))
 }
@@ -114,6 +134,9 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             "{:.2}% over {:.0} s",
             r.restorewatch.idle_cpu_pct, r.restorewatch.idle_secs
         )
+    });
+    row("  of which redone by the clock alone", &|r| {
+        clock_work(r.restorewatch.idle_clock)
     });
     row("write -> redrawn frame p50 / p99", &|r| {
         let w = &r.restorewatch;
@@ -307,6 +330,9 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
         serve(r, &|s| {
             format!("{:.2}% over {:.0} s", s.idle_cpu_pct, s.idle_secs)
         })
+    });
+    row("  of which redone by the clock alone", &|r| {
+        serve(r, &|s| clock_work(s.idle_clock))
     });
     row("serve: one /metrics scrape (median of 5)", &|r| {
         serve(r, &|s| {
@@ -653,6 +679,51 @@ mod tests {
         );
         let without = render(&[run(Vec::new())]);
         assert!(!without.contains("p99 of each 200 writes"), "{without}");
+    }
+
+    /// The idle figure says what, besides drawing its clock, the pipeline redid by the clock
+    /// alone: a run from before it was counted shows "-", never "none".
+    #[test]
+    fn the_idle_rows_say_what_the_clock_alone_redid() {
+        use crate::pipeline::clock_work::ClockWork;
+        let line = |table: &str, name: &str| {
+            table
+                .lines()
+                .filter(|l| l.starts_with("|   of which redone by the clock alone |"))
+                .nth(if name == "serve" { 1 } else { 0 })
+                .map(str::to_string)
+                .unwrap_or_else(|| panic!("no {name} row: {table}"))
+        };
+        let mut r = run(Vec::new());
+        r.serve = Some(serve_cost::ServeResult {
+            held_objects: 1,
+            ..Default::default()
+        });
+        let older = render(std::slice::from_ref(&r));
+        assert_eq!(
+            line(&older, "dashboard"),
+            "|   of which redone by the clock alone | - |"
+        );
+        assert_eq!(
+            line(&older, "serve"),
+            "|   of which redone by the clock alone | - |"
+        );
+        r.restorewatch.idle_clock = Some(ClockWork {
+            wakes: 2,
+            namespaces: 87,
+        });
+        if let Some(s) = r.serve.as_mut() {
+            s.idle_clock = Some(ClockWork::default());
+        }
+        let table = render(std::slice::from_ref(&r));
+        assert_eq!(
+            line(&table, "dashboard"),
+            "|   of which redone by the clock alone | 2 wakes, 87 namespaces |"
+        );
+        assert_eq!(
+            line(&table, "serve"),
+            "|   of which redone by the clock alone | none |"
+        );
     }
 
     /// A p99 verdict is met or missed on the two p99s as measured, and says whether their

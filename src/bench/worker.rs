@@ -6,6 +6,7 @@
 use super::sys;
 use crate::analysis::{Settings, analyze};
 use crate::pipeline::FrameRx;
+use crate::pipeline::clock_work::{self, ClockWork};
 use crate::pipeline::live::{self, LiveOptions};
 use crate::ui::{App, Msg, UiOptions, update, view};
 use anyhow::Context;
@@ -106,6 +107,10 @@ pub struct WorkerResult {
     pub peak_rss: u64,
     pub idle_secs: f64,
     pub idle_cpu_pct: f64,
+    /// What the pipeline redid by the clock alone during the idle window: with nothing
+    /// changing, the work besides drawing the clock.
+    #[serde(default)]
+    pub idle_clock: Option<ClockWork>,
     pub writes_seen: usize,
     pub writes_lost: usize,
     pub write_p50_ms: f64,
@@ -358,9 +363,11 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     // deadline, and the draw loop redraws its clock each second.
     tokio::time::sleep(SETTLE).await;
     let cpu0 = sys::cpu_seconds();
+    let clock0 = clock_work::so_far();
     let idle_start = Instant::now();
     tokio::time::sleep(Duration::from_secs(conf.idle_secs)).await;
     let cpu1 = sys::cpu_seconds();
+    r.idle_clock = Some(clock_work::so_far().since(clock0));
     r.idle_secs = idle_start.elapsed().as_secs_f64();
     r.idle_cpu_pct = 100.0 * (cpu1 - cpu0) / r.idle_secs.max(1e-9);
     r.steady_rss = sys::rss().0;

@@ -13,6 +13,7 @@
 //! instant has come, and the cluster-wide findings only when theirs has. The live pipeline
 //! sleeps until `next_deadline`.
 
+use super::clock_work::ClockWork;
 use crate::analysis::controller::{self, ControllerGeneration};
 use crate::analysis::{self, NamespacePart, Report, Settings};
 use crate::model::Kind;
@@ -37,6 +38,8 @@ pub struct Analyzer {
     /// What the report's findings were merged from besides the parts' (`None` once a part's
     /// findings changed since): lets `assemble` reuse the merged list.
     merged_from: Option<analysis::MergedFrom>,
+    /// What `tick` alone has redone.
+    clock_work: ClockWork,
 }
 
 /// Which namespaces a batch of changes can alter.
@@ -56,6 +59,7 @@ impl Analyzer {
             parts: BTreeMap::new(),
             report: Arc::new(Report::default()),
             merged_from: None,
+            clock_work: ClockWork::default(),
         };
         a.redo_all();
         a
@@ -132,18 +136,28 @@ impl Analyzer {
             self.now = now;
             let before = Arc::clone(&self.report);
             self.redo_all();
+            self.clock_work.count(self.parts.len());
             return !same_content(&before, &self.report);
         }
         self.now = now;
         if self.report.valid_until.is_none_or(|u| u > now) {
             return false;
         }
-        for ns in self.expired() {
+        let expired = self.expired();
+        self.clock_work.count(expired.len());
+        for ns in expired {
             self.redo(&ns);
         }
         let before = Arc::clone(&self.report);
         self.assemble();
         !same_content(&before, &self.report)
+    }
+
+    /// The clock moves (`tick`) that redid something, and the namespaces they redid, since
+    /// the analyzer was made. A move that only reassembles (a cluster-wide deadline) counts
+    /// with no namespace.
+    pub fn clock_work(&self) -> ClockWork {
+        self.clock_work
     }
 
     /// The earliest instant at which the report could change without any change of objects;

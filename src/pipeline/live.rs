@@ -93,9 +93,13 @@ async fn frame_task(mut source: WatchSource, frames: FrameTx, settings: Settings
             _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
                 if pending.is_none()
                     && let Some(a) = &mut analyzer
-                    && a.tick(Timestamp::now())
                 {
-                    publish(&frames, a, Arc::clone(a.report()), &mut seq);
+                    let before = a.clock_work();
+                    let changed = a.tick(Timestamp::now());
+                    super::clock_work::add(a.clock_work().since(before));
+                    if changed {
+                        publish(&frames, a, Arc::clone(a.report()), &mut seq);
+                    }
                 }
                 continue;
             }

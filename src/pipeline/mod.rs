@@ -14,8 +14,10 @@
 //!   into [`Frame`]s on a watch channel (the first change after a quiet period is analysed and
 //!   sent at once; only a stream of changes is coalesced, to ~60 frames a second: [`pace`]).
 //! - [`still::spawn`] / [`still::spawn_at`]: frames of a picture that never changes (files).
+//! - [`clock_work::so_far`]: what the live pipelines of this process redid by the clock alone.
 
 pub mod analyzer;
+pub mod clock_work;
 pub mod frame;
 pub mod live;
 pub mod pace;
