@@ -152,6 +152,27 @@ fn bench_times_the_same_writes_with_kubectl_beside() {
         assert!(p[k].as_f64().unwrap() > 0.0, "{k}: {p}");
     }
     assert!(p["later_p99_ms"].as_f64().unwrap() >= p["later_p50_ms"].as_f64().unwrap());
+    // Each reader's three slowest writes, slowest first, with what their time held: the
+    // reader's threads' time on a core is read wherever the kernel keeps it.
+    let schedstat = std::fs::read_to_string("/proc/self/schedstat").is_ok();
+    for held in [
+        &r["restorewatch"]["write_held"],
+        &r["serve"]["write_held"],
+        &r["kubectl"]["watch_held"],
+    ] {
+        let slowest = held["slowest"].as_array().expect("slowest writes");
+        assert_eq!(slowest.len(), 3, "{held}");
+        let ms: Vec<f64> = slowest.iter().map(|w| w["ms"].as_f64().unwrap()).collect();
+        assert!(ms.windows(2).all(|w| w[0] >= w[1]), "{held}");
+        if schedstat {
+            assert!(slowest.iter().all(|w| w["ran_ms"].is_number()), "{held}");
+            assert!(held["median"]["waited_ms"].is_number(), "{held}");
+        }
+    }
+    assert!(
+        stdout.contains("| slowest writes, ms (the reader's threads:"),
+        "{stdout}"
+    );
     for row in [
         "| same writes with kubectl -w beside: kubectl / dashboard p50 / p99 |",
         "|   the dashboard after kubectl's line, write by write, p50 / p99 |",

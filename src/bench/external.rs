@@ -176,6 +176,7 @@ async fn measure(
         width: 160,
         height: 48,
         beside,
+        server_pid: None,
     };
     eprintln!("bench: existing cluster: restorewatch");
     let rw: WorkerResult = blocking(move || run_child("worker", &conf)).await?;
@@ -185,6 +186,7 @@ async fn measure(
         idle_secs: args.idle_secs,
         writes: if writes.is_empty() { 0 } else { args.writes },
         write_targets: writes.clone(),
+        server_pid: None,
     };
     let serve: serve_cost::ServeResult = blocking(move || run_child("serve", &serve_conf)).await?;
     let kubectl = match list {
@@ -198,13 +200,14 @@ async fn measure(
                 eprintln!("bench: existing cluster: kubectl -w");
                 let field = format!("metadata.name={}", s.name);
                 let w = kubectl
-                    .watch(client, Some(&field), 1, &writes, args.writes)
+                    .watch(client, Some(&field), 1, &writes, args.writes, None)
                     .await?;
                 k.watch_p50_ms = Some(w.p50_ms);
                 k.watch_p99_ms = Some(w.p99_ms);
                 k.watch_seen = w.seen;
                 k.watch_p99_blocks_ms = w.p99_blocks_ms;
                 k.watch_p99_interval = w.p99_interval;
+                k.watch_held = w.held;
             }
             Some(k)
         }

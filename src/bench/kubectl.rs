@@ -32,6 +32,9 @@ pub struct KubectlResult {
     /// Where kubectl's true p99 lies (`writes::Interval`).
     #[serde(default)]
     pub watch_p99_interval: Option<super::writes::Interval>,
+    /// What kubectl's writes held (`core_wait`).
+    #[serde(default)]
+    pub watch_held: super::core_wait::Held,
 }
 
 /// The kubectl binary and the arguments that point it at the server.
@@ -133,6 +136,8 @@ impl Kubectl {
     /// `kubectl get pvc -A -w` (narrowed by `field_selector` when given): after its `initial`
     /// lines, each write is timed until kubectl prints the PVC's line: `seen`, `p50_ms`,
     /// `p99_ms` and `p99_blocks_ms` of the result are set.
+    /// `server_pid`: the emulator, whose threads carry each write as kubectl's do
+    /// (`core_wait`).
     pub async fn watch(
         &self,
         client: &kube::Client,
@@ -140,14 +145,19 @@ impl Kubectl {
         initial: usize,
         targets: &[(String, String)],
         writes: usize,
+        server_pid: Option<u32>,
     ) -> anyhow::Result<super::writes::WriteTimes> {
         let mut watching = self.start_watch(field_selector, initial).await?;
+        // This process writes and stamps kubectl's lines; kubectl reads the watch.
+        let carriers = super::core_wait::Carriers::new(watching.pid(), &[None, server_pid]);
         let mut lat = Vec::new();
+        let mut held = Vec::new();
         for i in 0..writes {
             let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
                 break;
             };
             watching.skip_printed();
+            let before = super::core_wait::Sample::before(&carriers);
             let t0 = Instant::now();
             super::writes::patch_annotation(
                 client,
@@ -158,13 +168,17 @@ impl Kubectl {
             )
             .await?;
             if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {
-                lat.push(at.duration_since(t0).as_secs_f64() * 1000.0);
+                let took = at.duration_since(t0).as_secs_f64() * 1000.0;
+                let spent = super::core_wait::Sample::after(&carriers).since(&before);
+                held.push((took, spent));
+                lat.push(took);
             }
             tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
         }
         let p99_blocks_ms = super::writes::block_p99s(&lat);
         lat.sort_by(f64::total_cmp);
         Ok(super::writes::WriteTimes {
+            held: super::core_wait::Held::of(&held),
             seen: lat.len(),
             p50_ms: percentile(&lat, 50.0),
             p99_ms: percentile(&lat, 99.0),
@@ -216,20 +230,22 @@ impl Kubectl {
         if !matches!(listed, Ok(Some(()))) {
             bail!("kubectl -w did not print the {initial} PVCs");
         }
-        Ok(Watching {
-            _child: child,
-            lines,
-        })
+        Ok(Watching { child, lines })
     }
 }
 
 /// A running `kubectl get pvc -A -w`, past its listing: its lines as they are printed.
 pub struct Watching {
-    _child: super::Reaped,
+    child: super::Reaped,
     lines: tokio::sync::mpsc::UnboundedReceiver<(Instant, String)>,
 }
 
 impl Watching {
+    /// kubectl's process id.
+    pub fn pid(&self) -> Option<u32> {
+        Some(self.child.0.id())
+    }
+
     /// Forgets what was printed so far (before the next write is sent).
     pub fn skip_printed(&mut self) {
         while self.lines.try_recv().is_ok() {}

@@ -11,6 +11,7 @@
 //! On an existing cluster (`--kubeconfig F`, see `external.rs`) the same worker measures it
 //! read-only, unless `--writes-namespace` gives it a namespace for its own scratch PVC.
 
+pub mod core_wait;
 pub mod external;
 pub mod flood;
 pub mod r#gen;
@@ -400,6 +401,7 @@ async fn run_cluster(
             field_selector: None,
             initial: pvcs,
         }),
+        server_pid: Some(sim.0.id()),
     };
     // The emulator's first PATCHes are slow (4-7 ms: its code and heap cold) and used to fall
     // on the dashboard's run, which comes first, while `serve`'s and kubectl's met a warm server.
@@ -415,6 +417,7 @@ async fn run_cluster(
             idle_secs: args.idle_secs,
             writes: args.writes,
             write_targets,
+            server_pid: Some(sim.0.id()),
         },
     )?;
     let kubectl = match kubectl_list {
@@ -422,7 +425,7 @@ async fn run_cluster(
             eprintln!("bench: {tag}: kubectl -w");
             let client = worker::client(&url)?;
             let w = kubectl
-                .watch(&client, None, pvcs, &targets, args.writes)
+                .watch(&client, None, pvcs, &targets, args.writes, Some(sim.0.id()))
                 .await?;
             Some(KubectlResult {
                 list_s,
@@ -434,6 +437,7 @@ async fn run_cluster(
                 watch_seen: w.seen,
                 watch_p99_blocks_ms: w.p99_blocks_ms,
                 watch_p99_interval: w.p99_interval,
+                watch_held: w.held,
             })
         }
         None => None,

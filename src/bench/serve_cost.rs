@@ -27,6 +27,9 @@ pub struct ServeConf {
     pub writes: usize,
     #[serde(default)]
     pub write_targets: Vec<(String, String)>,
+    /// The emulator's process id (`worker::WorkerConf::server_pid`).
+    #[serde(default)]
+    pub server_pid: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -66,6 +69,9 @@ pub struct ServeResult {
     /// Where the true p99 lies (`writes::Interval`).
     #[serde(default)]
     pub write_p99_interval: Option<super::writes::Interval>,
+    /// What the writes held (`core_wait`).
+    #[serde(default)]
+    pub write_held: super::core_wait::Held,
     /// LIST / WATCH requests from the first report to the end of the writes, counted by the
     /// emulator (`None` on a server without its counters).
     #[serde(default)]
@@ -140,6 +146,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         conf.writes,
         "serve-",
         &mut published,
+        &super::core_wait::Carriers::new(None, &[conf.server_pid]),
     )
     .await?;
     let counts1 = super::worker::request_counts(&write_client).await;
@@ -177,6 +184,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         patch_p99_ms: w.patch_p99_ms,
         write_p99_blocks_ms: w.p99_blocks_ms,
         write_p99_interval: w.p99_interval,
+        write_held: w.held,
         lists_after_sync,
         watches_after_sync,
         window_s,

@@ -220,6 +220,30 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             },
         );
     }
+    // What the slowest writes' time held: a tail made by waiting for a core, or by the
+    // hypervisor, is the machine's, not the reader's code (`core_wait`).
+    if results
+        .iter()
+        .any(|r| !r.restorewatch.write_held.slowest.is_empty())
+    {
+        row(
+            "slowest writes, ms (the reader's threads: ran on a core, waited for one + the server's waits; stolen, in 10 ms steps): dashboard",
+            &|r| r.restorewatch.write_held.describe(),
+        );
+        row("  serve", &|r| {
+            r.serve
+                .as_ref()
+                .map_or("-".into(), |s| s.write_held.describe())
+        });
+        row(
+            "  kubectl -w (the server's waits include the writer's)",
+            &|r| {
+                r.kubectl
+                    .as_ref()
+                    .map_or("-".into(), |k| k.watch_held.describe())
+            },
+        );
+    }
     // With 400 writes or more: how far the p99 of 200 writes (the targets' series) moves within
     // one run, for each reader.
     if results
@@ -401,6 +425,8 @@ struct Pipeline {
     p50_ms: f64,
     p99_ms: f64,
     p99_interval: Option<Interval>,
+    /// Of its slowest writes, how many met stolen time (`core_wait::Held`).
+    stolen_in_slowest: Option<(usize, usize)>,
 }
 
 /// The targets that apply at this run's size: the 100k set from 100,000 objects on, the 20k
@@ -444,6 +470,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         p50_ms: w.write_p50_ms,
         p99_ms: w.write_p99_ms,
         p99_interval: w.write_p99_interval,
+        stolen_in_slowest: w.write_held.stolen_in_slowest(),
     };
     let serve = r
         .serve
@@ -459,6 +486,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             p50_ms: s.write_p50_ms,
             p99_ms: s.write_p99_ms,
             p99_interval: s.write_p99_interval,
+            stolen_in_slowest: s.write_held.stolen_in_slowest(),
         });
     for (who, p) in [("", Some(&dashboard)), ("serve: ", serve.as_ref())] {
         let Some(p) = p else { continue };
@@ -474,8 +502,12 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             target: named(p99_t),
             figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| {
                 format!(
-                    "{x:.2}x{}",
-                    p99_apart(p.p99_interval, kubectl_interval, lim.p99_of_kubectl)
+                    "{x:.2}x{}{}",
+                    p99_apart(p.p99_interval, kubectl_interval, lim.p99_of_kubectl),
+                    stolen_in_tails(
+                        p.stolen_in_slowest,
+                        k.and_then(|k| k.watch_held.stolen_in_slowest())
+                    )
                 )
             }),
             met: p99_ratio.map(|x| x <= lim.p99_of_kubectl),
@@ -561,6 +593,20 @@ fn p99_apart(reader: Option<Interval>, kubectl: Option<Interval>, factor: f64) -
         format!("; not told apart: 95% sure of {r}, against {target}")
     } else {
         format!("; told apart: 95% sure of {r}, against {target}")
+    }
+}
+
+/// Whether the hypervisor took the machine's time during the slowest writes of the reader
+/// and of kubectl: a tail the machine made, whichever reader it fell on. Empty where not read.
+fn stolen_in_tails(reader: Option<(usize, usize)>, kubectl: Option<(usize, usize)>) -> String {
+    match (reader, kubectl) {
+        (Some((n, of)), Some((kn, kof))) => format!(
+            "; time stolen from the machine in {n} of its {of} slowest writes, and in {kn} of kubectl's {kof}"
+        ),
+        (Some((n, of)), None) => {
+            format!("; time stolen from the machine in {n} of its {of} slowest writes")
+        }
+        _ => String::new(),
     }
 }
 
@@ -723,6 +769,94 @@ mod tests {
         assert_eq!(
             line(&table, "serve"),
             "|   of which redone by the clock alone | none |"
+        );
+    }
+
+    /// The slowest writes of each reader say how long their threads ran and waited for a
+    /// core: a table from before they were measured has no such rows, and an unmeasured
+    /// figure is "-".
+    #[test]
+    fn the_slowest_writes_say_how_long_their_threads_ran_and_waited_for_a_core() {
+        use crate::bench::core_wait::{Held, SlowWrite, Spent};
+        let older = render(&[run(Vec::new())]);
+        assert!(!older.contains("slowest writes"), "{older}");
+        let slow = |ms, waited_ms| SlowWrite {
+            ms,
+            spent: Spent {
+                ran_ms: Some(0.5),
+                waited_ms,
+                others_waited_ms: Some(0.3),
+                stolen_ms: Some(0.0),
+            },
+        };
+        let mut r = run(Vec::new());
+        r.restorewatch.write_held = Held {
+            slowest: vec![slow(8.0, Some(5.9)), slow(7.1, None)],
+            median: Spent {
+                ran_ms: Some(0.4),
+                waited_ms: Some(0.04),
+                ..Spent::default()
+            },
+            stolen_in: Some((3, 200)),
+        };
+        r.serve = Some(serve_cost::ServeResult::default());
+        let table = render(std::slice::from_ref(&r));
+        let rows: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| slowest writes"))
+            .take(3)
+            .map(|l| l.rsplit(" | ").next().unwrap_or(l))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "8.0 (ran 0.5, waited 5.9 + 0.3, stolen 0.0) · 7.1 (ran 0.5, waited - + 0.3, stolen 0.0) ms; \
+                 the median write: ran 0.4, waited 0.0 + -, stolen -; stolen time in 3 of 200 writes |",
+                "- |",
+                "- |",
+            ]
+        );
+    }
+
+    /// A p99 verdict says how many of each reader's slowest writes met time stolen from the
+    /// machine: a tail the hypervisor made is named as such, and a run that did not read it
+    /// says nothing.
+    #[test]
+    fn a_p99_verdict_says_whether_the_machine_stole_time_in_the_slowest_writes() {
+        use crate::bench::core_wait::{SlowWrite, Spent};
+        let slow = |stolen_ms| SlowWrite {
+            ms: 9.0,
+            spent: Spent {
+                stolen_ms,
+                ..Spent::default()
+            },
+        };
+        let mut r = run(Vec::new());
+        r.restorewatch.writes_seen = 200;
+        r.restorewatch.write_p99_ms = 4.2;
+        if let Some(k) = r.kubectl.as_mut() {
+            k.watch_p99_ms = Some(2.1);
+        }
+        let figure = |r: &RunResult| {
+            verdicts(r)
+                .into_iter()
+                .find(|v| v.target == "write-to-frame p99 within kubectl -w's p99")
+                .map(|v| v.figure)
+        };
+        assert_eq!(figure(&r).as_deref(), Some("2.00x"));
+        r.restorewatch.write_held.slowest = vec![slow(Some(10.0)), slow(Some(0.0)), slow(None)];
+        assert_eq!(
+            figure(&r).as_deref(),
+            Some("2.00x; time stolen from the machine in 1 of its 2 slowest writes")
+        );
+        if let Some(k) = r.kubectl.as_mut() {
+            k.watch_held.slowest = vec![slow(Some(0.0)); 3];
+        }
+        assert_eq!(
+            figure(&r).as_deref(),
+            Some(
+                "2.00x; time stolen from the machine in 1 of its 2 slowest writes, and in 0 of kubectl's 3"
+            )
         );
     }
 

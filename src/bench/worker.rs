@@ -80,6 +80,10 @@ pub struct WorkerConf {
     /// none without a kubectl comparison.
     #[serde(default)]
     pub beside: Option<Beside>,
+    /// The emulator's process id, whose threads carry each write too (`core_wait`); none for
+    /// a server elsewhere.
+    #[serde(default)]
+    pub server_pid: Option<u32>,
 }
 
 /// `kubectl get pvc -A -w` with these connection arguments (`--kubeconfig F [--context C]`),
@@ -125,6 +129,9 @@ pub struct WorkerResult {
     /// Where the true p99 lies (`writes::Interval`).
     #[serde(default)]
     pub write_p99_interval: Option<super::writes::Interval>,
+    /// What the writes held (`core_wait`).
+    #[serde(default)]
+    pub write_held: super::core_wait::Held,
     pub window_s: f64,
     /// Counted by the server: `None` where it does not expose the emulator's counters (a real
     /// kube-apiserver's `/metrics` counts every client's requests, not ours).
@@ -383,6 +390,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
         conf.writes,
         "",
         &mut drawn,
+        &super::core_wait::Carriers::new(None, &[conf.server_pid]),
     )
     .await?;
     r.writes_seen = w.seen;
@@ -394,6 +402,7 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.patch_p99_ms = w.patch_p99_ms;
     r.write_p99_blocks_ms = w.p99_blocks_ms;
     r.write_p99_interval = w.p99_interval;
+    r.write_held = w.held;
     if let Ok(mut c) = costs.lock() {
         c.sort_by(f64::total_cmp);
         r.new_frame_p50_ms = percentile(&c, 50.0);

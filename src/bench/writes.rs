@@ -2,6 +2,7 @@
 //! sending the PATCH to the first frame that holds the new value where a reader gets it (drawn
 //! on the dashboard's screen; published to `serve`'s endpoints).
 
+use super::core_wait::{Carriers, Held, Sample};
 use super::worker::percentile;
 use crate::model::names::ANN_BENCH_SEQ;
 use crate::pipeline::{Frame, FrameRx};
@@ -39,6 +40,8 @@ pub struct WriteTimes {
     pub p99_blocks_ms: Vec<f64>,
     /// Where the series' true p99 lies (`Interval::of_p99`).
     pub p99_interval: Option<Interval>,
+    /// What the writes held besides the work (`core_wait`).
+    pub held: Held,
 }
 
 /// Confidence of `Interval`, as the chance left in each tail.
@@ -238,8 +241,11 @@ pub async fn time_writes(
     writes: usize,
     tag: &str,
     shown: &mut watch::Receiver<Shown>,
+    carriers: &Carriers,
 ) -> anyhow::Result<WriteTimes> {
-    Ok(timed(client, targets, writes, tag, shown, None).await?.0)
+    Ok(timed(client, targets, writes, tag, shown, carriers, None)
+        .await?
+        .0)
 }
 
 /// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
@@ -268,7 +274,17 @@ pub async fn time_writes_beside(
     shown: &mut watch::Receiver<Shown>,
     kubectl: &mut super::kubectl::Watching,
 ) -> anyhow::Result<Paired> {
-    let (_, pairs) = timed(client, targets, writes, tag, shown, Some(kubectl)).await?;
+    let carriers = Carriers::new(None, &[]);
+    let (_, pairs) = timed(
+        client,
+        targets,
+        writes,
+        tag,
+        shown,
+        &carriers,
+        Some(kubectl),
+    )
+    .await?;
     let sorted = |f: &dyn Fn(&(f64, f64)) -> f64| {
         let mut v: Vec<f64> = pairs.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
@@ -293,10 +309,12 @@ async fn timed(
     writes: usize,
     tag: &str,
     shown: &mut watch::Receiver<Shown>,
+    carriers: &Carriers,
     mut kubectl: Option<&mut super::kubectl::Watching>,
 ) -> anyhow::Result<(WriteTimes, Vec<(f64, f64)>)> {
     let mut out = WriteTimes::default();
     let mut lat = Vec::new();
+    let mut held = Vec::new();
     let mut patch = Vec::new();
     let mut pairs = Vec::new();
     for i in 0..writes {
@@ -308,6 +326,8 @@ async fn timed(
         if let Some(k) = kubectl.as_deref_mut() {
             k.skip_printed();
         }
+        // Read before the clock starts and after it stops: the reads are not in the latency.
+        let before = Sample::before(carriers);
         let t0 = Instant::now();
         patch_annotation(client, ns, name, ANN_BENCH_SEQ, &value).await?;
         patch.push(ms(t0.elapsed()));
@@ -334,8 +354,10 @@ async fn timed(
         .await;
         let seen = match seen {
             Ok(Some(at)) => {
-                lat.push(ms(at.duration_since(t0)));
-                Some(ms(at.duration_since(t0)))
+                let took = ms(at.duration_since(t0));
+                held.push((took, Sample::after(carriers).since(&before)));
+                lat.push(took);
+                Some(took)
             }
             _ => {
                 out.lost += 1;
@@ -351,6 +373,7 @@ async fn timed(
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
     out.p99_blocks_ms = block_p99s(&lat);
+    out.held = Held::of(&held);
     lat.sort_by(f64::total_cmp);
     out.p99_interval = Interval::of_p99(&lat);
     out.seen = lat.len();
