@@ -243,9 +243,11 @@ pub async fn time_writes(
     shown: &mut watch::Receiver<Shown>,
     carriers: &Carriers,
 ) -> anyhow::Result<WriteTimes> {
-    Ok(timed(client, targets, writes, tag, shown, carriers, None)
-        .await?
-        .0)
+    Ok(
+        timed(client, targets, writes, tag, shown, Some(carriers), None)
+            .await?
+            .0,
+    )
 }
 
 /// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
@@ -274,17 +276,8 @@ pub async fn time_writes_beside(
     shown: &mut watch::Receiver<Shown>,
     kubectl: &mut super::kubectl::Watching,
 ) -> anyhow::Result<Paired> {
-    let carriers = Carriers::new(None, &[]);
-    let (_, pairs) = timed(
-        client,
-        targets,
-        writes,
-        tag,
-        shown,
-        &carriers,
-        Some(kubectl),
-    )
-    .await?;
+    // Nothing of this series' own figures is kept but the pairs: no threads are read.
+    let (_, pairs) = timed(client, targets, writes, tag, shown, None, Some(kubectl)).await?;
     let sorted = |f: &dyn Fn(&(f64, f64)) -> f64| {
         let mut v: Vec<f64> = pairs.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
@@ -309,7 +302,7 @@ async fn timed(
     writes: usize,
     tag: &str,
     shown: &mut watch::Receiver<Shown>,
-    carriers: &Carriers,
+    carriers: Option<&Carriers>,
     mut kubectl: Option<&mut super::kubectl::Watching>,
 ) -> anyhow::Result<(WriteTimes, Vec<(f64, f64)>)> {
     let mut out = WriteTimes::default();
@@ -327,7 +320,7 @@ async fn timed(
             k.skip_printed();
         }
         // Read before the clock starts and after it stops: the reads are not in the latency.
-        let before = Sample::before(carriers);
+        let before = carriers.map(Sample::before);
         let t0 = Instant::now();
         patch_annotation(client, ns, name, ANN_BENCH_SEQ, &value).await?;
         patch.push(ms(t0.elapsed()));
@@ -355,7 +348,9 @@ async fn timed(
         let seen = match seen {
             Ok(Some(at)) => {
                 let took = ms(at.duration_since(t0));
-                held.push((took, Sample::after(carriers).since(&before)));
+                if let (Some(c), Some(before)) = (carriers, &before) {
+                    held.push((took, Sample::after(c).since(before)));
+                }
                 lat.push(took);
                 Some(took)
             }
