@@ -13,9 +13,9 @@ pub fn rss() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// Kernel clock ticks per second for `/proc/*/stat` times (USER_HZ: 100 on every Linux
-/// architecture restorewatch builds for).
-const USER_HZ: f64 = 100.0;
+/// Kernel clock ticks per second for `/proc/*/stat` and `/proc/stat` times (USER_HZ: 100 on
+/// every Linux architecture restorewatch builds for).
+pub const USER_HZ: f64 = 100.0;
 
 /// User plus system CPU time of the whole process, in seconds (10 ms resolution).
 pub fn cpu_seconds() -> f64 {

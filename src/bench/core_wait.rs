@@ -1,12 +1,12 @@
-//! Where the slowest timed writes' time went: how long the threads that carry a write (the
-//! reader's, the emulator's, kubectl's) sat runnable waiting for a core, and how much CPU time
-//! the hypervisor took from the machine meanwhile. A p99 of 200 writes is their third slowest;
+//! Where the slowest timed writes' time went: how long the reader's threads ran on a core, how
+//! long the threads that carry a write (the reader's, the emulator's, kubectl's) sat runnable
+//! waiting for one, and how much CPU time the hypervisor took from the machine meanwhile. A p99 of 200 writes is their third slowest;
 //! on two cores shared by the emulator, the reader and the writer, one write that waited 6 ms
 //! for a core is a tail no reader's own code made, and the bench should say so rather than
 //! leave a missed p99 to a guess.
 //!
-//! Linux only: a thread's run-queue wait is the second field of `/proc/<pid>/task/<tid>/schedstat`
-//! (nanoseconds, kept by the scheduler with `CONFIG_SCHED_INFO`), and stolen time the eighth
+//! Linux only: a thread's time on a core and its run-queue wait are the first two fields of
+//! `/proc/<pid>/task/<tid>/schedstat` (nanoseconds, kept with `CONFIG_SCHED_INFO`), and stolen time the eighth
 //! number of `/proc/stat`'s `cpu` line (in `USER_HZ` ticks, so in steps of 10 ms). Elsewhere, or
 //! where a file cannot be read, the figures are unknown (`None`) and shown as "-".
 
@@ -101,20 +101,6 @@ fn stolen_now() -> Option<u64> {
         .and_then(|s| steal_ticks(&s))
 }
 
-/// Milliseconds per `USER_HZ` tick.
-fn ms_per_tick() -> Option<f64> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: sysconf only reads a system constant.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        (hz > 0).then(|| 1000.0 / hz as f64)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        None
-    }
-}
-
 /// The carriers' times and the machine's stolen ticks at one moment.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
@@ -160,8 +146,7 @@ impl Sample {
             stolen_ms: self
                 .stolen_ticks
                 .zip(earlier.stolen_ticks)
-                .zip(ms_per_tick())
-                .map(|((b, a), per)| b.saturating_sub(a) as f64 * per),
+                .map(|(b, a)| b.saturating_sub(a) as f64 * 1000.0 / crate::procstat::USER_HZ),
         }
     }
 }
