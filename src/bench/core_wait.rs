@@ -95,7 +95,8 @@ fn steal_ticks(proc_stat: &str) -> Option<u64> {
     cols.nth(7)?.parse().ok()
 }
 
-fn stolen_now() -> Option<u64> {
+/// The machine's stolen time so far, in `USER_HZ` ticks; `None` where it cannot be read.
+pub fn stolen_ticks_now() -> Option<u64> {
     std::fs::read_to_string("/proc/stat")
         .ok()
         .and_then(|s| steal_ticks(&s))
@@ -114,7 +115,7 @@ impl Sample {
     /// are not counted as the reader's work.
     pub fn before(carriers: &Carriers) -> Sample {
         let others = times_ns(&carriers.others);
-        let stolen_ticks = stolen_now();
+        let stolen_ticks = stolen_ticks_now();
         Sample {
             reader: times_ns(std::slice::from_ref(&carriers.reader)),
             others,
@@ -128,7 +129,7 @@ impl Sample {
         Sample {
             reader,
             others: times_ns(&carriers.others),
-            stolen_ticks: stolen_now(),
+            stolen_ticks: stolen_ticks_now(),
         }
     }
 

@@ -177,6 +177,7 @@ async fn measure(
         height: 48,
         beside,
         server_pid: None,
+        retake_stolen: args.retake_stolen,
     };
     eprintln!("bench: existing cluster: restorewatch");
     let rw: WorkerResult = blocking(move || run_child("worker", &conf)).await?;
@@ -187,6 +188,7 @@ async fn measure(
         writes: if writes.is_empty() { 0 } else { args.writes },
         write_targets: writes.clone(),
         server_pid: None,
+        retake_stolen: args.retake_stolen,
     };
     let serve: serve_cost::ServeResult = blocking(move || run_child("serve", &serve_conf)).await?;
     let kubectl = match list {
@@ -199,9 +201,27 @@ async fn measure(
             if let Some(s) = scratch {
                 eprintln!("bench: existing cluster: kubectl -w");
                 let field = format!("metadata.name={}", s.name);
-                let w = kubectl
-                    .watch(client, Some(&field), 1, &writes, args.writes, None)
-                    .await?;
+                let mut retaking = super::retake::Retaking::new(args.retake_stolen, "kubectl -w");
+                let w = loop {
+                    let attempt = retaking.next_attempt().await;
+                    let w = kubectl
+                        .watch(
+                            client,
+                            Some(&field),
+                            1,
+                            super::kubectl::WatchedWrites {
+                                targets: &writes,
+                                writes: args.writes,
+                                tag: &super::retake::tag_of("", attempt),
+                            },
+                            None,
+                        )
+                        .await?;
+                    if let Some(w) = retaking.keep(w) {
+                        break w;
+                    }
+                };
+                k.watch_retakes = retaking.retakes();
                 k.watch_p50_ms = Some(w.p50_ms);
                 k.watch_p99_ms = Some(w.p99_ms);
                 k.watch_seen = w.seen;

@@ -35,6 +35,17 @@ pub struct KubectlResult {
     /// What kubectl's writes held (`core_wait`).
     #[serde(default)]
     pub watch_held: super::core_wait::Held,
+    /// The series set aside for stolen time (`retake`).
+    #[serde(default)]
+    pub watch_retakes: super::retake::Retakes,
+}
+
+/// The writes `Kubectl::watch` times: `writes` of them, cycling through `targets`, with values
+/// that start with `tag` (a retake's own, `retake::tag_of`).
+pub struct WatchedWrites<'a> {
+    pub targets: &'a [(String, String)],
+    pub writes: usize,
+    pub tag: &'a str,
 }
 
 /// The kubectl binary and the arguments that point it at the server.
@@ -143,10 +154,14 @@ impl Kubectl {
         client: &kube::Client,
         field_selector: Option<&str>,
         initial: usize,
-        targets: &[(String, String)],
-        writes: usize,
+        series: WatchedWrites<'_>,
         server_pid: Option<u32>,
     ) -> anyhow::Result<super::writes::WriteTimes> {
+        let WatchedWrites {
+            targets,
+            writes,
+            tag,
+        } = series;
         let mut watching = self.start_watch(field_selector, initial).await?;
         // This process writes and stamps kubectl's lines; kubectl reads the watch.
         let carriers = super::core_wait::Carriers::new(watching.pid(), &[None, server_pid]);
@@ -164,7 +179,7 @@ impl Kubectl {
                 ns,
                 name,
                 "bench.restorewatch.io/kubectl-seq",
-                &i.to_string(),
+                &format!("{tag}{i}"),
             )
             .await?;
             if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {

@@ -30,6 +30,9 @@ pub struct ServeConf {
     /// The emulator's process id (`worker::WorkerConf::server_pid`).
     #[serde(default)]
     pub server_pid: Option<u32>,
+    /// `--retake-stolen` (`retake`).
+    #[serde(default)]
+    pub retake_stolen: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -72,6 +75,9 @@ pub struct ServeResult {
     /// What the writes held (`core_wait`).
     #[serde(default)]
     pub write_held: super::core_wait::Held,
+    /// The series set aside for stolen time (`retake`).
+    #[serde(default)]
+    pub write_retakes: super::retake::Retakes,
     /// LIST / WATCH requests from the first report to the end of the writes, counted by the
     /// emulator (`None` on a server without its counters).
     #[serde(default)]
@@ -140,15 +146,24 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let idle_clock = Some(clock_work::so_far().since(clock0));
     let steady_rss = sys::rss().0;
     let mut published = super::writes::published(source.frames.clone());
-    let w = super::writes::time_writes(
-        &write_client,
-        &conf.write_targets,
-        conf.writes,
-        "serve-",
-        &mut published,
-        &super::core_wait::Carriers::new(None, &[conf.server_pid]),
-    )
-    .await?;
+    let carriers = super::core_wait::Carriers::new(None, &[conf.server_pid]);
+    let mut retaking = super::retake::Retaking::new(conf.retake_stolen, "serve");
+    let w = loop {
+        let attempt = retaking.next_attempt().await;
+        let w = super::writes::time_writes(
+            &write_client,
+            &conf.write_targets,
+            conf.writes,
+            &super::retake::tag_of("serve-", attempt),
+            &mut published,
+            &carriers,
+        )
+        .await?;
+        if let Some(w) = retaking.keep(w) {
+            break w;
+        }
+    };
+    let write_retakes = retaking.retakes();
     let counts1 = super::worker::request_counts(&write_client).await;
     let window_s = sync_at.elapsed().as_secs_f64();
     let (lists_after_sync, watches_after_sync) = match (counts0, counts1) {
@@ -185,6 +200,7 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
         write_p99_blocks_ms: w.p99_blocks_ms,
         write_p99_interval: w.p99_interval,
         write_held: w.held,
+        write_retakes,
         lists_after_sync,
         watches_after_sync,
         window_s,

@@ -244,6 +244,27 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
             },
         );
     }
+    // With `--retake-stolen`: every series set aside, with its p99, and the waits for a quiet
+    // machine, so that no retake goes unsaid.
+    if results
+        .iter()
+        .any(|r| r.restorewatch.write_retakes.allowed > 0)
+    {
+        row(
+            "series set aside for stolen time (--retake-stolen): dashboard",
+            &|r| r.restorewatch.write_retakes.describe(),
+        );
+        row("  serve", &|r| {
+            r.serve
+                .as_ref()
+                .map_or("-".into(), |s| s.write_retakes.describe())
+        });
+        row("  kubectl -w", &|r| {
+            r.kubectl
+                .as_ref()
+                .map_or("-".into(), |k| k.watch_retakes.describe())
+        });
+    }
     // With 400 writes or more: how far the p99 of 200 writes (the targets' series) moves within
     // one run, for each reader.
     if results
@@ -427,6 +448,8 @@ struct Pipeline {
     p99_interval: Option<Interval>,
     /// Of its slowest writes, how many met stolen time (`core_wait::Held`).
     stolen_in_slowest: Option<(usize, usize)>,
+    /// Its series set aside for stolen time, when `--retake-stolen` was on (`retake`).
+    retaken: Option<usize>,
 }
 
 /// The targets that apply at this run's size: the 100k set from 100,000 objects on, the 20k
@@ -471,6 +494,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         p99_ms: w.write_p99_ms,
         p99_interval: w.write_p99_interval,
         stolen_in_slowest: w.write_held.stolen_in_slowest(),
+        retaken: retaken(&w.write_retakes),
     };
     let serve = r
         .serve
@@ -487,6 +511,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             p99_ms: s.write_p99_ms,
             p99_interval: s.write_p99_interval,
             stolen_in_slowest: s.write_held.stolen_in_slowest(),
+            retaken: retaken(&s.write_retakes),
         });
     for (who, p) in [("", Some(&dashboard)), ("serve: ", serve.as_ref())] {
         let Some(p) = p else { continue };
@@ -502,12 +527,13 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
             target: named(p99_t),
             figure: p99_ratio.map_or(NOT_MEASURABLE.into(), |x| {
                 format!(
-                    "{x:.2}x{}{}",
+                    "{x:.2}x{}{}{}",
                     p99_apart(p.p99_interval, kubectl_interval, lim.p99_of_kubectl),
                     stolen_in_tails(
                         p.stolen_in_slowest,
                         k.and_then(|k| k.watch_held.stolen_in_slowest())
-                    )
+                    ),
+                    retaken_note(p.retaken, k.and_then(|k| retaken(&k.watch_retakes)))
                 )
             }),
             met: p99_ratio.map(|x| x <= lim.p99_of_kubectl),
@@ -606,6 +632,20 @@ fn stolen_in_tails(reader: Option<(usize, usize)>, kubectl: Option<(usize, usize
         (Some((n, of)), None) => {
             format!("; time stolen from the machine in {n} of its {of} slowest writes")
         }
+        _ => String::new(),
+    }
+}
+
+/// How many of a reader's series were set aside for stolen time; `None` when retaking was off.
+fn retaken(r: &super::retake::Retakes) -> Option<usize> {
+    (r.allowed > 0).then_some(r.set_aside.len())
+}
+
+/// "; series retaken for stolen time: its 1, kubectl's 0", when `--retake-stolen` was on.
+fn retaken_note(reader: Option<usize>, kubectl: Option<usize>) -> String {
+    match (reader, kubectl) {
+        (Some(n), Some(k)) => format!("; series retaken for stolen time: its {n}, kubectl's {k}"),
+        (Some(n), None) => format!("; series retaken for stolen time: its {n}"),
         _ => String::new(),
     }
 }
@@ -857,6 +897,70 @@ mod tests {
             Some(
                 "2.00x; time stolen from the machine in 1 of its 2 slowest writes, and in 0 of kubectl's 3"
             )
+        );
+    }
+
+    /// With `--retake-stolen`, every series set aside is in the table with its p99, and each
+    /// p99 verdict says how many of both readers' series were retaken; without it, neither
+    /// the row nor the note appears.
+    #[test]
+    fn series_set_aside_for_stolen_time_are_named_in_the_table_and_the_verdict() {
+        use crate::bench::retake::{Retakes, SetAside};
+        let mut r = run(Vec::new());
+        r.restorewatch.writes_seen = 200;
+        r.restorewatch.write_p99_ms = 2.0;
+        if let Some(k) = r.kubectl.as_mut() {
+            k.watch_p99_ms = Some(2.5);
+        }
+        let figure = |r: &RunResult| {
+            verdicts(r)
+                .into_iter()
+                .find(|v| v.target == "write-to-frame p99 within kubectl -w's p99")
+                .map(|v| v.figure)
+        };
+        assert_eq!(figure(&r).as_deref(), Some("0.80x"));
+        assert!(!render(std::slice::from_ref(&r)).contains("set aside"));
+
+        r.restorewatch.write_retakes = Retakes {
+            allowed: 2,
+            set_aside: vec![SetAside {
+                p99_ms: 9.6,
+                stolen_in_slowest: (2, 3),
+            }],
+            waits: vec![Some((12.4, true)), Some((0.3, true))],
+        };
+        if let Some(k) = r.kubectl.as_mut() {
+            k.watch_retakes = Retakes {
+                allowed: 2,
+                set_aside: vec![],
+                waits: vec![Some((91.0, false))],
+            };
+        }
+        assert_eq!(
+            figure(&r).as_deref(),
+            Some("0.80x; series retaken for stolen time: its 1, kubectl's 0")
+        );
+        let table = render(&[r]);
+        let rows: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| series set aside for stolen time"))
+            .take(3)
+            .collect();
+        assert_eq!(rows.len(), 3, "{table}");
+        assert!(
+            rows[0].contains(
+                "retaken 1x (p99 9.6 ms, stolen time in 2 of its 3 slowest writes); waits for 5 s without stolen time: 12 s, 0 s"
+            ),
+            "{}",
+            rows[0]
+        );
+        assert!(rows[1].starts_with("|   serve |"), "{}", rows[1]);
+        assert!(
+            rows[2].contains(
+                "kept as first taken; waits for 5 s without stolen time: 91 s (never quiet)"
+            ),
+            "{}",
+            rows[2]
         );
     }
 
