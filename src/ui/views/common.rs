@@ -10,6 +10,7 @@ use super::layout::TableAreas;
 use crate::analysis::{RestoreView, StepState};
 use crate::cluster::{SourceInfo, SyncState};
 use crate::model::Kind;
+use compact_str::CompactString;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -67,21 +68,24 @@ impl Col {
     }
 }
 
-/// A cell: its text and, when it differs from the row's, its own style.
+/// A cell: its text and, when it differs from the row's, its own style. The text is kept in
+/// the cell itself up to 24 bytes (most names, ages, phases and badges): every visible cell is
+/// read on each redraw, and a kept row's texts, each an allocation of its own, were the cold
+/// memory a redraw waited on.
 #[derive(Clone)]
 pub struct Cell {
-    pub text: String,
+    pub text: CompactString,
     pub style: Option<Style>,
 }
 
 impl Cell {
-    pub fn plain(text: impl Into<String>) -> Cell {
+    pub fn plain(text: impl Into<CompactString>) -> Cell {
         Cell {
             text: text.into(),
             style: None,
         }
     }
-    pub fn styled(text: impl Into<String>, style: Style) -> Cell {
+    pub fn styled(text: impl Into<CompactString>, style: Style) -> Cell {
         Cell {
             text: text.into(),
             style: Some(style),
@@ -755,7 +759,7 @@ mod tests {
             cells: cells
                 .iter()
                 .map(|t| Cell {
-                    text: t.to_string(),
+                    text: (*t).into(),
                     style: None,
                 })
                 .collect(),

@@ -261,7 +261,7 @@ fn pane_lines(app: &App, r: &RestoreView, pane: Pane) -> Vec<Line<'static>> {
                         let text = if w > 0 {
                             format::fit(&c.text, w, i == 0)
                         } else {
-                            c.text.clone()
+                            c.text.to_string()
                         };
                         spans.push(Span::styled(
                             format!("{text} "),

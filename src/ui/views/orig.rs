@@ -255,11 +255,11 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
                     ),
                     Cell::plain(pv_phase),
                     Cell {
-                        text: policy,
+                        text: policy.into(),
                         style: policy_style,
                     },
                     Cell {
-                        text: reclaim_text(o),
+                        text: reclaim_text(o).into(),
                         style: (!stale && o.reclaim.is_ok()).then(|| t.text_ok()),
                     },
                     Cell::plain(common::stale_cell(app, stale, select::ORIG_KINDS)),

@@ -112,17 +112,17 @@ fn row(app: &App, r: &RestoreView) -> Row {
             Cell::plain(target),
             Cell::plain(r.driver.as_str()),
             Cell {
-                text: phase,
+                text: phase.into(),
                 style: phase_style,
             },
             Cell {
-                text: step,
+                text: step.into(),
                 style: step_style,
             },
             Cell::plain(String::new()),
             Cell::plain(String::new()),
             Cell {
-                text: badge,
+                text: badge.into(),
                 style: worst.and_then(|s| keep(t.severity(s))),
             },
             Cell::plain(String::new()),
@@ -158,7 +158,7 @@ fn clock_cells(app: &App, r: &RestoreView, row: &mut Row) {
     ];
     for (i, text) in texts {
         if let Some(c) = row.cells.get_mut(i) {
-            c.text = text;
+            c.text = text.into();
         }
     }
 }
