@@ -201,27 +201,22 @@ async fn measure(
             if let Some(s) = scratch {
                 eprintln!("bench: existing cluster: kubectl -w");
                 let field = format!("metadata.name={}", s.name);
-                let mut retaking = super::retake::Retaking::new(args.retake_stolen, "kubectl -w");
-                let w = loop {
-                    let attempt = retaking.next_attempt().await;
-                    let w = kubectl
-                        .watch(
-                            client,
-                            Some(&field),
-                            1,
-                            super::kubectl::WatchedWrites {
-                                targets: &writes,
-                                writes: args.writes,
-                                tag: &super::retake::tag_of("", attempt),
-                            },
-                            None,
-                        )
-                        .await?;
-                    if let Some(w) = retaking.keep(w) {
-                        break w;
-                    }
-                };
-                k.watch_retakes = retaking.retakes();
+                let (w, retakes) = kubectl
+                    .watch(
+                        client,
+                        Some(&field),
+                        1,
+                        super::writes::Series {
+                            targets: &writes,
+                            writes: args.writes,
+                            tag: "",
+                            retake_stolen: args.retake_stolen,
+                            what: "kubectl -w",
+                        },
+                        None,
+                    )
+                    .await?;
+                k.watch_retakes = retakes;
                 k.watch_p50_ms = Some(w.p50_ms);
                 k.watch_p99_ms = Some(w.p99_ms);
                 k.watch_seen = w.seen;

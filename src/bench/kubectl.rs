@@ -40,14 +40,6 @@ pub struct KubectlResult {
     pub watch_retakes: super::retake::Retakes,
 }
 
-/// The writes `Kubectl::watch` times: `writes` of them, cycling through `targets`, with values
-/// that start with `tag` (a retake's own, `retake::tag_of`).
-pub struct WatchedWrites<'a> {
-    pub targets: &'a [(String, String)],
-    pub writes: usize,
-    pub tag: &'a str,
-}
-
 /// The kubectl binary and the arguments that point it at the server.
 pub struct Kubectl {
     pub bin: String,
@@ -149,58 +141,33 @@ impl Kubectl {
     /// `p99_ms` and `p99_blocks_ms` of the result are set.
     /// `server_pid`: the emulator, whose threads carry each write as kubectl's do
     /// (`core_wait`).
+    /// Each series taken as `--retake-stolen` says, with a kubectl -w of its own.
     pub async fn watch(
         &self,
         client: &kube::Client,
         field_selector: Option<&str>,
         initial: usize,
-        series: WatchedWrites<'_>,
+        series: super::writes::Series<'_>,
         server_pid: Option<u32>,
-    ) -> anyhow::Result<super::writes::WriteTimes> {
-        let WatchedWrites {
-            targets,
-            writes,
-            tag,
-        } = series;
-        let mut watching = self.start_watch(field_selector, initial).await?;
-        // This process writes and stamps kubectl's lines; kubectl reads the watch.
-        let carriers = super::core_wait::Carriers::new(watching.pid(), &[None, server_pid]);
-        let mut lat = Vec::new();
-        let mut held = Vec::new();
-        for i in 0..writes {
-            let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
-                break;
-            };
-            watching.skip_printed();
-            let before = super::core_wait::Sample::before(&carriers);
-            let t0 = Instant::now();
-            super::writes::patch_annotation(
+    ) -> anyhow::Result<(super::writes::WriteTimes, super::retake::Retakes)> {
+        let mut retaking = series.retaking();
+        loop {
+            let watching = self.start_watch(field_selector, initial).await?;
+            // The wait for a quiet machine comes once kubectl has listed, right before the
+            // writes, as it does for the other readers.
+            let attempt = retaking.next_attempt().await;
+            let tag = super::retake::tag_of(series.tag, attempt);
+            let w = time_watched(
+                watching,
                 client,
-                ns,
-                name,
-                "bench.restorewatch.io/kubectl-seq",
-                &format!("{tag}{i}"),
+                (series.targets, series.writes, &tag),
+                server_pid,
             )
             .await?;
-            if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {
-                let took = at.duration_since(t0).as_secs_f64() * 1000.0;
-                let spent = super::core_wait::Sample::after(&carriers).since(&before);
-                held.push((took, spent));
-                lat.push(took);
+            if let Some(w) = retaking.keep(w) {
+                return Ok((w, retaking.retakes()));
             }
-            tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
         }
-        let p99_blocks_ms = super::writes::block_p99s(&lat);
-        lat.sort_by(f64::total_cmp);
-        Ok(super::writes::WriteTimes {
-            held: super::core_wait::Held::of(&held),
-            seen: lat.len(),
-            p50_ms: percentile(&lat, 50.0),
-            p99_ms: percentile(&lat, 99.0),
-            p99_blocks_ms,
-            p99_interval: super::writes::Interval::of_p99(&lat),
-            ..Default::default()
-        })
     }
 
     /// Starts `kubectl get pvc -A -w --no-headers` and waits for its `initial` lines (the
@@ -281,6 +248,54 @@ impl Watching {
         .await;
         seen.ok().flatten()
     }
+}
+
+/// One series of writes timed until `watching` (kubectl -w past its listing) prints each:
+/// (targets, writes, tag) as `writes::Series` has them.
+async fn time_watched(
+    mut watching: Watching,
+    client: &kube::Client,
+    (targets, writes, tag): (&[(String, String)], usize, &str),
+    server_pid: Option<u32>,
+) -> anyhow::Result<super::writes::WriteTimes> {
+    // This process writes and stamps kubectl's lines; kubectl reads the watch.
+    let carriers = super::core_wait::Carriers::new(watching.pid(), &[None, server_pid]);
+    let mut lat = Vec::new();
+    let mut held = Vec::new();
+    for i in 0..writes {
+        let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
+            break;
+        };
+        watching.skip_printed();
+        let before = super::core_wait::Sample::before(&carriers);
+        let t0 = Instant::now();
+        super::writes::patch_annotation(
+            client,
+            ns,
+            name,
+            "bench.restorewatch.io/kubectl-seq",
+            &format!("{tag}{i}"),
+        )
+        .await?;
+        if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {
+            let took = at.duration_since(t0).as_secs_f64() * 1000.0;
+            let spent = super::core_wait::Sample::after(&carriers).since(&before);
+            held.push((took, spent));
+            lat.push(took);
+        }
+        tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
+    }
+    let p99_blocks_ms = super::writes::block_p99s(&lat);
+    lat.sort_by(f64::total_cmp);
+    Ok(super::writes::WriteTimes {
+        held: super::core_wait::Held::of(&held),
+        seen: lat.len(),
+        p50_ms: percentile(&lat, 50.0),
+        p99_ms: percentile(&lat, 99.0),
+        p99_blocks_ms,
+        p99_interval: super::writes::Interval::of_p99(&lat),
+        ..Default::default()
+    })
 }
 
 #[cfg(test)]

@@ -434,27 +434,21 @@ async fn run_cluster(
         Some(((list_s, list_rss), same_s)) => {
             eprintln!("bench: {tag}: kubectl -w");
             let client = worker::client(&url)?;
-            let mut retaking = retake::Retaking::new(args.retake_stolen, "kubectl -w");
-            let w = loop {
-                let attempt = retaking.next_attempt().await;
-                let w = kubectl
-                    .watch(
-                        &client,
-                        None,
-                        pvcs,
-                        kubectl::WatchedWrites {
-                            targets: &targets,
-                            writes: args.writes,
-                            tag: &retake::tag_of("", attempt),
-                        },
-                        Some(sim.0.id()),
-                    )
-                    .await?;
-                if let Some(w) = retaking.keep(w) {
-                    break w;
-                }
-            };
-            let watch_retakes = retaking.retakes();
+            let (w, watch_retakes) = kubectl
+                .watch(
+                    &client,
+                    None,
+                    pvcs,
+                    writes::Series {
+                        targets: &targets,
+                        writes: args.writes,
+                        tag: "",
+                        retake_stolen: args.retake_stolen,
+                        what: "kubectl -w",
+                    },
+                    Some(sim.0.id()),
+                )
+                .await?;
             Some(KubectlResult {
                 list_s,
                 list_rss,

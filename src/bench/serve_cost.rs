@@ -147,23 +147,20 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let steady_rss = sys::rss().0;
     let mut published = super::writes::published(source.frames.clone());
     let carriers = super::core_wait::Carriers::new(None, &[conf.server_pid]);
-    let mut retaking = super::retake::Retaking::new(conf.retake_stolen, "serve");
-    let w = loop {
-        let attempt = retaking.next_attempt().await;
-        let w = super::writes::time_writes(
-            &write_client,
-            &conf.write_targets,
-            conf.writes,
-            &super::retake::tag_of("serve-", attempt),
-            &mut published,
-            &carriers,
-        )
-        .await?;
-        if let Some(w) = retaking.keep(w) {
-            break w;
-        }
-    };
-    let write_retakes = retaking.retakes();
+    let (w, write_retakes) = super::writes::time_writes(
+        &write_client,
+        super::writes::Series {
+            targets: &conf.write_targets,
+            writes: conf.writes,
+            tag: "serve-",
+            retake_stolen: conf.retake_stolen,
+            what: "serve",
+        },
+        &mut published,
+        &carriers,
+        || {},
+    )
+    .await?;
     let counts1 = super::worker::request_counts(&write_client).await;
     let window_s = sync_at.elapsed().as_secs_f64();
     let (lists_after_sync, watches_after_sync) = match (counts0, counts1) {

@@ -1,6 +1,8 @@
 //! The bench's report: one Markdown column per run (shape x size, or the existing cluster),
 //! the figures, then each of issue 12's targets with whether the run meets it.
 
+use super::core_wait::Held;
+use super::retake::Retakes;
 use super::writes::Interval;
 use super::{RunResult, serve_cost, sys};
 
@@ -226,23 +228,14 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
         .iter()
         .any(|r| !r.restorewatch.write_held.slowest.is_empty())
     {
-        row(
+        let held = [
             "slowest writes, ms (the reader's threads: ran on a core, waited for one + the server's waits; stolen, in 10 ms steps): dashboard",
-            &|r| r.restorewatch.write_held.describe(),
-        );
-        row("  serve", &|r| {
-            r.serve
-                .as_ref()
-                .map_or("-".into(), |s| s.write_held.describe())
-        });
-        row(
+            "  serve",
             "  kubectl -w (the server's waits include the writer's)",
-            &|r| {
-                r.kubectl
-                    .as_ref()
-                    .map_or("-".into(), |k| k.watch_held.describe())
-            },
-        );
+        ];
+        per_reader(&mut row, held, &|r, reader| {
+            reader_held(r, reader).map_or("-".into(), Held::describe)
+        });
     }
     // With `--retake-stolen`: every series set aside, with its p99, and the waits for a quiet
     // machine, so that no retake goes unsaid.
@@ -250,19 +243,13 @@ fn figures(results: &[RunResult]) -> Vec<Row> {
         .iter()
         .any(|r| r.restorewatch.write_retakes.allowed > 0)
     {
-        row(
+        let retakes = [
             "series set aside for stolen time (--retake-stolen): dashboard",
-            &|r| r.restorewatch.write_retakes.describe(),
-        );
-        row("  serve", &|r| {
-            r.serve
-                .as_ref()
-                .map_or("-".into(), |s| s.write_retakes.describe())
-        });
-        row("  kubectl -w", &|r| {
-            r.kubectl
-                .as_ref()
-                .map_or("-".into(), |k| k.watch_retakes.describe())
+            "  serve",
+            "  kubectl -w",
+        ];
+        per_reader(&mut row, retakes, &|r, reader| {
+            reader_retakes(r, reader).map_or("-".into(), Retakes::describe)
         });
     }
     // With 400 writes or more: how far the p99 of 200 writes (the targets' series) moves within
@@ -636,8 +623,46 @@ fn stolen_in_tails(reader: Option<(usize, usize)>, kubectl: Option<(usize, usize
     }
 }
 
+/// The three readers whose writes are timed, in the order of the table's rows.
+#[derive(Clone, Copy)]
+enum Reader {
+    Dashboard,
+    Serve,
+    Kubectl,
+}
+const READERS: [Reader; 3] = [Reader::Dashboard, Reader::Serve, Reader::Kubectl];
+
+/// A row per reader, titled `titles` in `READERS`' order, each cell `cell` of that reader.
+fn per_reader(
+    row: &mut impl FnMut(&str, &dyn Fn(&RunResult) -> String),
+    titles: [&str; 3],
+    cell: &dyn Fn(&RunResult, Reader) -> String,
+) {
+    for (title, reader) in titles.into_iter().zip(READERS) {
+        row(title, &|r| cell(r, reader));
+    }
+}
+
+/// What a reader's writes held (`core_wait`); `None` for a reader the run has not.
+fn reader_held(r: &RunResult, reader: Reader) -> Option<&Held> {
+    match reader {
+        Reader::Dashboard => Some(&r.restorewatch.write_held),
+        Reader::Serve => r.serve.as_ref().map(|s| &s.write_held),
+        Reader::Kubectl => r.kubectl.as_ref().map(|k| &k.watch_held),
+    }
+}
+
+/// What retaking did for a reader's series (`retake`); `None` for a reader the run has not.
+fn reader_retakes(r: &RunResult, reader: Reader) -> Option<&Retakes> {
+    match reader {
+        Reader::Dashboard => Some(&r.restorewatch.write_retakes),
+        Reader::Serve => r.serve.as_ref().map(|s| &s.write_retakes),
+        Reader::Kubectl => r.kubectl.as_ref().map(|k| &k.watch_retakes),
+    }
+}
+
 /// How many of a reader's series were set aside for stolen time; `None` when retaking was off.
-fn retaken(r: &super::retake::Retakes) -> Option<usize> {
+fn retaken(r: &Retakes) -> Option<usize> {
     (r.allowed > 0).then_some(r.set_aside.len())
 }
 
@@ -858,6 +883,14 @@ mod tests {
         );
     }
 
+    /// The figure of the dashboard's write p99 verdict.
+    fn p99_figure(r: &RunResult) -> Option<String> {
+        verdicts(r)
+            .into_iter()
+            .find(|v| v.target == "write-to-frame p99 within kubectl -w's p99")
+            .map(|v| v.figure)
+    }
+
     /// A p99 verdict says how many of each reader's slowest writes met time stolen from the
     /// machine: a tail the hypervisor made is named as such, and a run that did not read it
     /// says nothing.
@@ -877,58 +910,71 @@ mod tests {
         if let Some(k) = r.kubectl.as_mut() {
             k.watch_p99_ms = Some(2.1);
         }
-        let figure = |r: &RunResult| {
-            verdicts(r)
-                .into_iter()
-                .find(|v| v.target == "write-to-frame p99 within kubectl -w's p99")
-                .map(|v| v.figure)
-        };
-        assert_eq!(figure(&r).as_deref(), Some("2.00x"));
+        assert_eq!(p99_figure(&r).as_deref(), Some("2.00x"));
         r.restorewatch.write_held.slowest = vec![slow(Some(10.0)), slow(Some(0.0)), slow(None)];
         assert_eq!(
-            figure(&r).as_deref(),
+            p99_figure(&r).as_deref(),
             Some("2.00x; time stolen from the machine in 1 of its 2 slowest writes")
         );
         if let Some(k) = r.kubectl.as_mut() {
             k.watch_held.slowest = vec![slow(Some(0.0)); 3];
         }
         assert_eq!(
-            figure(&r).as_deref(),
+            p99_figure(&r).as_deref(),
             Some(
                 "2.00x; time stolen from the machine in 1 of its 2 slowest writes, and in 0 of kubectl's 3"
             )
         );
     }
 
-    /// With `--retake-stolen`, every series set aside is in the table with its p99, and each
-    /// p99 verdict says how many of both readers' series were retaken; without it, neither
-    /// the row nor the note appears.
+    /// With `--retake-stolen`, each reader's row names every series it set aside with its
+    /// figures, and each p99 verdict, the dashboard's and `serve`'s, says how many of its own
+    /// and kubectl's series were retaken; without it, neither the rows nor the note appear.
     #[test]
     fn series_set_aside_for_stolen_time_are_named_in_the_table_and_the_verdict() {
         use crate::bench::retake::{Retakes, SetAside};
+        let serve_target = "serve: write-to-report p99 within kubectl -w's p99";
+        let serve_figure = |r: &RunResult| {
+            verdicts(r)
+                .into_iter()
+                .find(|v| v.target == serve_target)
+                .map(|v| v.figure)
+        };
         let mut r = run(Vec::new());
         r.restorewatch.writes_seen = 200;
         r.restorewatch.write_p99_ms = 2.0;
+        r.serve = Some(crate::bench::serve_cost::ServeResult {
+            held_objects: 400,
+            writes_seen: 200,
+            write_p99_ms: 3.0,
+            ..Default::default()
+        });
         if let Some(k) = r.kubectl.as_mut() {
             k.watch_p99_ms = Some(2.5);
         }
-        let figure = |r: &RunResult| {
-            verdicts(r)
-                .into_iter()
-                .find(|v| v.target == "write-to-frame p99 within kubectl -w's p99")
-                .map(|v| v.figure)
-        };
-        assert_eq!(figure(&r).as_deref(), Some("0.80x"));
+        assert_eq!(p99_figure(&r).as_deref(), Some("0.80x"));
+        assert_eq!(serve_figure(&r).as_deref(), Some("1.20x"));
         assert!(!render(std::slice::from_ref(&r)).contains("set aside"));
 
+        let aside = |p99_ms| SetAside {
+            p99_ms,
+            stolen_in_slowest: (2, 3),
+            seen: 199,
+            lost: 1,
+            p50_ms: 1.9,
+        };
         r.restorewatch.write_retakes = Retakes {
             allowed: 2,
-            set_aside: vec![SetAside {
-                p99_ms: 9.6,
-                stolen_in_slowest: (2, 3),
-            }],
+            set_aside: vec![aside(9.6)],
             waits: vec![Some((12.4, true)), Some((0.3, true))],
         };
+        if let Some(s) = r.serve.as_mut() {
+            s.write_retakes = Retakes {
+                allowed: 2,
+                set_aside: vec![aside(7.1), aside(8.2)],
+                waits: vec![Some((5.0, true)); 3],
+            };
+        }
         if let Some(k) = r.kubectl.as_mut() {
             k.watch_retakes = Retakes {
                 allowed: 2,
@@ -937,8 +983,12 @@ mod tests {
             };
         }
         assert_eq!(
-            figure(&r).as_deref(),
+            p99_figure(&r).as_deref(),
             Some("0.80x; series retaken for stolen time: its 1, kubectl's 0")
+        );
+        assert_eq!(
+            serve_figure(&r).as_deref(),
+            Some("1.20x; series retaken for stolen time: its 2, kubectl's 0")
         );
         let table = render(&[r]);
         let rows: Vec<&str> = table
@@ -949,16 +999,21 @@ mod tests {
         assert_eq!(rows.len(), 3, "{table}");
         assert!(
             rows[0].contains(
-                "retaken 1x (p99 9.6 ms, stolen time in 2 of its 3 slowest writes); waits for 5 s without stolen time: 12 s, 0 s"
+                "retaken 1x (p50 / p99 1.9 / 9.6 ms, 199 of 200 writes seen, stolen time in 2 of its 3 slowest); \
+                 waits for 5 s without stolen time: 12 s, 0 s"
             ),
             "{}",
             rows[0]
         );
-        assert!(rows[1].starts_with("|   serve |"), "{}", rows[1]);
         assert!(
-            rows[2].contains(
-                "kept as first taken; waits for 5 s without stolen time: 91 s (never quiet)"
-            ),
+            rows[1].starts_with("|   serve | retaken 2x (p50 / p99 1.9 / 7.1 ms,")
+                && rows[1].contains("; p50 / p99 1.9 / 8.2 ms,")
+                && rows[1].contains("waits for 5 s without stolen time: 5 s, 5 s, 5 s"),
+            "{}",
+            rows[1]
+        );
+        assert!(
+            rows[2].starts_with("|   kubectl -w | kept as first taken; waits for 5 s without stolen time: 91 s (never quiet)"),
             "{}",
             rows[2]
         );

@@ -385,33 +385,29 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.idle_cpu_pct = 100.0 * (cpu1 - cpu0) / r.idle_secs.max(1e-9);
     r.steady_rss = sys::rss().0;
 
-    if let Ok(mut c) = costs.lock() {
-        c.clear();
-    }
     // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
     // the first frame whose snapshot holds the new value.
     let carriers = super::core_wait::Carriers::new(None, &[conf.server_pid]);
-    let mut retaking = super::retake::Retaking::new(conf.retake_stolen, "dashboard");
-    let w = loop {
-        let attempt = retaking.next_attempt().await;
-        if let Ok(mut c) = costs.lock() {
-            // The frames of the series kept are the ones its figures go with.
-            c.clear();
-        }
-        let w = super::writes::time_writes(
-            &write_client,
-            &conf.write_targets,
-            conf.writes,
-            &super::retake::tag_of("", attempt),
-            &mut drawn,
-            &carriers,
-        )
-        .await?;
-        if let Some(w) = retaking.keep(w) {
-            break w;
-        }
-    };
-    r.write_retakes = retaking.retakes();
+    let (w, retakes) = super::writes::time_writes(
+        &write_client,
+        super::writes::Series {
+            targets: &conf.write_targets,
+            writes: conf.writes,
+            tag: "",
+            retake_stolen: conf.retake_stolen,
+            what: "dashboard",
+        },
+        &mut drawn,
+        &carriers,
+        || {
+            if let Ok(mut c) = costs.lock() {
+                // The frames of the series kept are the ones its figures go with.
+                c.clear();
+            }
+        },
+    )
+    .await?;
+    r.write_retakes = retakes;
     r.writes_seen = w.seen;
     r.writes_lost = w.lost;
     r.write_p50_ms = w.p50_ms;

@@ -3,6 +3,7 @@
 //! on the dashboard's screen; published to `serve`'s endpoints).
 
 use super::core_wait::{Carriers, Held, Sample};
+use super::retake::{Retakes, Retaking};
 use super::worker::percentile;
 use crate::model::names::ANN_BENCH_SEQ;
 use crate::pipeline::{Frame, FrameRx};
@@ -231,23 +232,56 @@ pub async fn warm_server(
 /// The annotation `warm_server` writes: not the one timed, so no timed write meets its value.
 const ANN_BENCH_WARM: &str = "bench.restorewatch.io/warm";
 
-/// `writes` merge-PATCHes of `ANN_BENCH_SEQ`, cycling through `targets`, each timed until
-/// `shown` holds it; 20-50 ms apart, at no fixed phase against a clock's redraw. Values start
-/// with `tag`: a value the PVC already holds (another process's run before) is no change, and
-/// no watch would deliver it.
+/// A reader's timed series: `writes` of them, cycling through `targets`, with values that
+/// start with `tag`, taken as `--retake-stolen` says (`retake_stolen` retakes of the reader
+/// named `what`).
+pub struct Series<'a> {
+    pub targets: &'a [(String, String)],
+    pub writes: usize,
+    pub tag: &'a str,
+    pub retake_stolen: usize,
+    pub what: &'a str,
+}
+
+impl Series<'_> {
+    /// How this series is taken: nothing waited for, nor retaken, when it writes nothing.
+    pub fn retaking(&self) -> Retaking {
+        let writes = self.writes > 0 && !self.targets.is_empty();
+        Retaking::new(if writes { self.retake_stolen } else { 0 }, self.what)
+    }
+}
+
+/// The series' merge-PATCHes of `ANN_BENCH_SEQ`, each timed until `shown` holds it; 20-50 ms
+/// apart, at no fixed phase against a clock's redraw. Values start with the series' tag (a
+/// retake's own, `retake::tag_of`): a value the PVC already holds (another process's run
+/// before) is no change, and no watch would deliver it. `fresh` runs before each series taken,
+/// so that what goes with the series' figures is the kept series' alone.
 pub async fn time_writes(
     client: &kube::Client,
-    targets: &[(String, String)],
-    writes: usize,
-    tag: &str,
+    series: Series<'_>,
     shown: &mut watch::Receiver<Shown>,
     carriers: &Carriers,
-) -> anyhow::Result<WriteTimes> {
-    Ok(
-        timed(client, targets, writes, tag, shown, Some(carriers), None)
-            .await?
-            .0,
-    )
+    mut fresh: impl FnMut(),
+) -> anyhow::Result<(WriteTimes, Retakes)> {
+    let mut retaking = series.retaking();
+    loop {
+        let attempt = retaking.next_attempt().await;
+        fresh();
+        let tag = super::retake::tag_of(series.tag, attempt);
+        let (w, _) = timed(
+            client,
+            series.targets,
+            series.writes,
+            &tag,
+            shown,
+            Some(carriers),
+            None,
+        )
+        .await?;
+        if let Some(w) = retaking.keep(w) {
+            return Ok((w, retaking.retakes()));
+        }
+    }
 }
 
 /// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
