@@ -285,11 +285,14 @@ async fn time_watched(
         }
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
+    // A write kubectl never printed (within 10 s) is lost, as the other readers count theirs.
+    let attempted = if targets.is_empty() { 0 } else { writes };
     let p99_blocks_ms = super::writes::block_p99s(&lat);
     lat.sort_by(f64::total_cmp);
     Ok(super::writes::WriteTimes {
         held: super::core_wait::Held::of(&held),
         seen: lat.len(),
+        lost: attempted.saturating_sub(lat.len()),
         p50_ms: percentile(&lat, 50.0),
         p99_ms: percentile(&lat, 99.0),
         p99_blocks_ms,
