@@ -26,12 +26,7 @@ fn task_dir(pid: Option<u32>) -> PathBuf {
 #[derive(Debug, Clone)]
 pub struct Carriers {
     reader: PathBuf,
-    /// A thread of the reader's process that is not the reader's (the writer's own thread,
-    /// `beside_this_thread`): its name under `reader`.
-    reader_skips: Option<std::ffi::OsString>,
     others: Vec<PathBuf>,
-    /// Single threads counted with the others: `/proc/<pid>/task/<tid>`.
-    other_threads: Vec<PathBuf>,
 }
 
 impl Carriers {
@@ -49,45 +44,8 @@ impl Carriers {
         }
         Carriers {
             reader: task_dir(reader),
-            reader_skips: None,
             others: dirs,
-            other_threads: Vec::new(),
         }
-    }
-
-    /// For a writer on a thread of its own within the reader's process, called on that
-    /// thread: the reader is this process's other threads, and this thread counts with
-    /// `others` (as kubectl's writer, in the bench's process, does with kubectl's). Where the
-    /// thread cannot be told (no `/proc/thread-self`), this process whole is the reader.
-    pub fn beside_this_thread(others: &[Option<u32>]) -> Carriers {
-        let mut c = Carriers::new(None, others);
-        // "<pid>/task/<tid>", relative to /proc.
-        if let Ok(link) = std::fs::read_link("/proc/thread-self")
-            && let Some(tid) = link.file_name()
-        {
-            c.reader_skips = Some(tid.to_owned());
-            c.other_threads.push(PathBuf::from("/proc").join(link));
-        }
-        c
-    }
-
-    fn reader_times(&self) -> Option<Times> {
-        times_ns(
-            std::slice::from_ref(&self.reader),
-            self.reader_skips.as_deref(),
-        )
-    }
-
-    fn others_times(&self) -> Option<Times> {
-        let mut sum = times_ns(&self.others, None)?;
-        for thread in &self.other_threads {
-            if let Ok(text) = std::fs::read_to_string(thread.join("schedstat"))
-                && let Some(t) = parse_schedstat(&text)
-            {
-                sum.add(t);
-            }
-        }
-        Some(sum)
     }
 }
 
@@ -95,18 +53,15 @@ impl Carriers {
 /// `dirs`, in ns; `None` when a process's threads cannot be listed (not Linux, or a process
 /// gone). A thread that ends between its listing and its read is left out: its time leaves
 /// the sum, which `Sample::since` saturates at zero.
-/// `skip`: a thread left out, by its name in the listing.
-fn times_ns(dirs: &[PathBuf], skip: Option<&std::ffi::OsStr>) -> Option<Times> {
+fn times_ns(dirs: &[PathBuf]) -> Option<Times> {
     let mut sum = Times::default();
     for dir in dirs {
         for task in std::fs::read_dir(dir).ok()?.flatten() {
-            if skip.is_some_and(|s| task.file_name() == s) {
-                continue;
-            }
             if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat"))
                 && let Some(t) = parse_schedstat(&text)
             {
-                sum.add(t);
+                sum.ran = sum.ran.saturating_add(t.ran);
+                sum.waited = sum.waited.saturating_add(t.waited);
             }
         }
     }
@@ -118,13 +73,6 @@ fn times_ns(dirs: &[PathBuf], skip: Option<&std::ffi::OsStr>) -> Option<Times> {
 struct Times {
     ran: u64,
     waited: u64,
-}
-
-impl Times {
-    fn add(&mut self, t: Times) {
-        self.ran = self.ran.saturating_add(t.ran);
-        self.waited = self.waited.saturating_add(t.waited);
-    }
 }
 
 /// One `schedstat` line: "<on a core ns> <waiting for one ns> <timeslices>".
@@ -166,10 +114,10 @@ impl Sample {
     /// Taken before a write: the reader's times read last, so that the reads of the others
     /// are not counted as the reader's work.
     pub fn before(carriers: &Carriers) -> Sample {
-        let others = carriers.others_times();
+        let others = times_ns(&carriers.others);
         let stolen_ticks = stolen_ticks_now();
         Sample {
-            reader: carriers.reader_times(),
+            reader: times_ns(std::slice::from_ref(&carriers.reader)),
             others,
             stolen_ticks,
         }
@@ -177,10 +125,10 @@ impl Sample {
 
     /// Taken once a write was shown: the reader's times read first.
     pub fn after(carriers: &Carriers) -> Sample {
-        let reader = carriers.reader_times();
+        let reader = times_ns(std::slice::from_ref(&carriers.reader));
         Sample {
             reader,
-            others: carriers.others_times(),
+            others: times_ns(&carriers.others),
             stolen_ticks: stolen_ticks_now(),
         }
     }
@@ -208,8 +156,8 @@ impl Sample {
 /// (two threads waiting 1 ms at once count 2 ms).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spent {
-    /// The reader's threads on a core: its own work (for the dashboard and `serve`, whose
-    /// writer runs on a thread of its own in their process, without the writer's).
+    /// The reader's threads on a core: its own work (for the dashboard and `serve`, the
+    /// writer's too, which runs in the same process).
     pub ran_ms: Option<f64>,
     /// The reader's threads runnable but not running.
     pub waited_ms: Option<f64>,
@@ -399,39 +347,5 @@ mod tests {
         let gone = Carriers::new(Some(u32::MAX), &[]);
         let spent = Sample::after(&gone).since(&Sample::before(&gone));
         assert_eq!((spent.ran_ms, spent.waited_ms), (None, None));
-    }
-
-    /// A writer on a thread of its own in the reader's process is counted as kubectl's
-    /// writer is: its time on a core with the others', not as the reader's work.
-    #[test]
-    fn a_writer_thread_beside_the_reader_counts_with_the_others() {
-        let seen = std::thread::spawn(|| {
-            let own = std::fs::read_link("/proc/thread-self").ok()?;
-            let c = Carriers::beside_this_thread(&[]);
-            assert_eq!(c.reader_skips.as_deref(), own.file_name());
-            assert_eq!(c.other_threads, vec![PathBuf::from("/proc").join(&own)]);
-            // Work on this thread until the scheduler has counted 20 ms more of it.
-            let mine = || {
-                std::fs::read_to_string("/proc/thread-self/schedstat")
-                    .ok()
-                    .and_then(|t| parse_schedstat(&t))
-            };
-            let start = mine()?;
-            let others0 = c.others_times()?;
-            let mut x = 0u64;
-            while mine()?.ran < start.ran + 20_000_000 {
-                for i in 0..10_000u64 {
-                    x = x.wrapping_mul(31).wrapping_add(i);
-                }
-                std::hint::black_box(x);
-            }
-            let others1 = c.others_times()?;
-            Some(others1.ran - others0.ran)
-        })
-        .join()
-        .unwrap_or(None);
-        if let Some(others_ran) = seen {
-            assert!(others_ran >= 20_000_000, "{others_ran} ns");
-        }
     }
 }

@@ -145,18 +145,19 @@ pub async fn run(conf: ServeConf) -> anyhow::Result<ServeResult> {
     let idle_cpu_pct = (sys::cpu_seconds() - cpu0) / idle * 100.0;
     let idle_clock = Some(clock_work::so_far().since(clock0));
     let steady_rss = sys::rss().0;
-    let published = super::writes::published(source.frames.clone());
-    let (w, write_retakes, _) = super::writes::time_writes_apart(
-        conf.target.clone(),
-        super::writes::OwnedSeries {
-            targets: conf.write_targets.clone(),
+    let mut published = super::writes::published(source.frames.clone());
+    let carriers = super::core_wait::Carriers::new(None, &[conf.server_pid]);
+    let (w, write_retakes) = super::writes::time_writes(
+        &write_client,
+        super::writes::Series {
+            targets: &conf.write_targets,
             writes: conf.writes,
             tag: "serve-",
             retake_stolen: conf.retake_stolen,
             what: "serve",
         },
-        published,
-        vec![conf.server_pid],
+        &mut published,
+        &carriers,
         || {},
     )
     .await?;

@@ -385,29 +385,28 @@ pub async fn run(conf: WorkerConf) -> anyhow::Result<WorkerResult> {
     r.idle_cpu_pct = 100.0 * (cpu1 - cpu0) / r.idle_secs.max(1e-9);
     r.steady_rss = sys::rss().0;
 
-    // 3. Writes: one PVC annotation at a time, from a thread of their own; latency = from
-    // sending the PATCH to the draw of the first frame whose snapshot holds the new value.
-    let series_costs = std::sync::Arc::clone(&costs);
-    let (w, retakes, drawn_back) = super::writes::time_writes_apart(
-        conf.target.clone(),
-        super::writes::OwnedSeries {
-            targets: conf.write_targets.clone(),
+    // 3. Writes: one PVC annotation at a time; latency = from sending the PATCH to the draw of
+    // the first frame whose snapshot holds the new value.
+    let carriers = super::core_wait::Carriers::new(None, &[conf.server_pid]);
+    let (w, retakes) = super::writes::time_writes(
+        &write_client,
+        super::writes::Series {
+            targets: &conf.write_targets,
             writes: conf.writes,
             tag: "",
             retake_stolen: conf.retake_stolen,
             what: "dashboard",
         },
-        drawn,
-        vec![conf.server_pid],
-        move || {
-            if let Ok(mut c) = series_costs.lock() {
+        &mut drawn,
+        &carriers,
+        || {
+            if let Ok(mut c) = costs.lock() {
                 // The frames of the series kept are the ones its figures go with.
                 c.clear();
             }
         },
     )
     .await?;
-    let mut drawn = drawn_back;
     r.write_retakes = retakes;
     r.writes_seen = w.seen;
     r.writes_lost = w.lost;

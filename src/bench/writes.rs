@@ -284,63 +284,6 @@ pub async fn time_writes(
     }
 }
 
-/// A series owned, to be taken on a thread of its own (`time_writes_apart`).
-pub struct OwnedSeries {
-    pub targets: Vec<(String, String)>,
-    pub writes: usize,
-    pub tag: &'static str,
-    pub retake_stolen: usize,
-    pub what: &'static str,
-}
-
-/// `time_writes` on a thread of its own, with a client made there, for a reader in this
-/// process (the dashboard's worker, `serve`): the writer runs beside the reader as kubectl's
-/// writer runs beside kubectl, in a process of its own. On the reader's one tokio worker, the
-/// writer's PATCH answers and its `/proc` reads took turns with the reader's pipeline on every
-/// write, work kubectl's series never carried. Hands `shown` back with the figures.
-pub async fn time_writes_apart(
-    target: super::worker::Target,
-    series: OwnedSeries,
-    mut shown: watch::Receiver<Shown>,
-    others: Vec<Option<u32>>,
-    fresh: impl FnMut() + Send + 'static,
-) -> anyhow::Result<(WriteTimes, Retakes, watch::Receiver<Shown>)> {
-    use anyhow::Context;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("bench-writer".into())
-        .spawn(move || {
-            let run = async move {
-                let (client, _) = target.connect().await?;
-                let carriers = Carriers::beside_this_thread(&others);
-                let (w, retakes) = time_writes(
-                    &client,
-                    Series {
-                        targets: &series.targets,
-                        writes: series.writes,
-                        tag: series.tag,
-                        retake_stolen: series.retake_stolen,
-                        what: series.what,
-                    },
-                    &mut shown,
-                    &carriers,
-                    fresh,
-                )
-                .await?;
-                anyhow::Ok((w, retakes, shown))
-            };
-            let out = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .context("building the bench writer's runtime")
-                .and_then(|rt| rt.block_on(run));
-            let _ = tx.send(out);
-        })
-        .context("starting the bench's writer thread")?;
-    rx.await
-        .context("the bench's writer thread ended without an answer")?
-}
-
 /// The same writes timed for the reader and for kubectl -w at once: on each write both saw,
 /// how much later than kubectl's line the reader got it. Runs apart from each other measure
 /// the server's tail as much as the readers (the PATCH round trip's own p99 moves by a third
