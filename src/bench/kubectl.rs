@@ -262,6 +262,7 @@ async fn time_watched(
     let carriers = super::core_wait::Carriers::new(watching.pid(), &[None, server_pid]);
     let mut lat = Vec::new();
     let mut held = Vec::new();
+    let mut lost = 0;
     for i in 0..writes {
         let Some((ns, name)) = targets.get(i % targets.len().max(1)) else {
             break;
@@ -277,22 +278,26 @@ async fn time_watched(
             &format!("{tag}{i}"),
         )
         .await?;
-        if let Some(at) = watching.printed(ns, name, Duration::from_secs(10)).await {
+        // A write kubectl never prints in time is lost, as the other readers count theirs.
+        if let Some(at) = watching
+            .printed(ns, name, super::writes::WRITE_TIMEOUT)
+            .await
+        {
             let took = at.duration_since(t0).as_secs_f64() * 1000.0;
             let spent = super::core_wait::Sample::after(&carriers).since(&before);
             held.push((took, spent));
             lat.push(took);
+        } else {
+            lost += 1;
         }
         tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 31)).await;
     }
-    // A write kubectl never printed (within 10 s) is lost, as the other readers count theirs.
-    let attempted = if targets.is_empty() { 0 } else { writes };
     let p99_blocks_ms = super::writes::block_p99s(&lat);
     lat.sort_by(f64::total_cmp);
     Ok(super::writes::WriteTimes {
         held: super::core_wait::Held::of(&held),
         seen: lat.len(),
-        lost: attempted.saturating_sub(lat.len()),
+        lost,
         p50_ms: percentile(&lat, 50.0),
         p99_ms: percentile(&lat, 99.0),
         p99_blocks_ms,
