@@ -13,7 +13,7 @@ use restorewatch::model::Kind;
 use restorewatch::pipeline::frame::Frame;
 use restorewatch::ui::app::Screen;
 use restorewatch::ui::theme::Theme;
-use restorewatch::ui::{App, Msg, UiOptions, update};
+use restorewatch::ui::{App, Msg, Painter, UiOptions, update};
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -172,4 +172,171 @@ fn the_frame_before_is_let_go_once_the_next_is_drawn() {
     let held = undrawn.iter().filter(|w| w.upgrade().is_some()).count();
     // The newest (shown) and the few retired before it, not all twenty.
     assert!((2..=6).contains(&held), "{held} of 20 frames held");
+}
+
+/// A terminal of `app`'s size and a painter that has drawn `app` on it once.
+fn painted(app: &App) -> (ratatui::Terminal<ratatui::backend::TestBackend>, Painter) {
+    let (w, h) = app.size;
+    let mut term =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
+    let mut painter = Painter::new();
+    painter.paint(&mut term, app).expect("first paint");
+    (term, painter)
+}
+
+/// `step` applied to the app and, for a resize, to the terminal, then painted: what the
+/// terminal shows is what a whole draw of the app shows.
+fn paint_step(
+    live: &mut App,
+    term: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    painter: &mut Painter,
+    step: &Step,
+) {
+    apply(live, step);
+    if let Step::Resize(w, h) = step {
+        term.backend_mut().resize(*w, *h);
+    }
+    painter.paint(term, live).expect("paint");
+    assert_eq!(
+        term.backend().buffer(),
+        &draw(live),
+        "the terminal after {step:?}"
+    );
+}
+
+/// The dashboard draws only the rows that changed over what the terminal shows
+/// (`ui::Painter`): after every step of the first test, with dialogs and help opened and closed
+/// on the way, the terminal shows, cell for cell, the screen a whole draw shows.
+#[test]
+fn the_terminal_painted_with_changes_only_shows_the_whole_screen() {
+    let key = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::NONE);
+    let special = |c: KeyCode| Step::Key(c, KeyModifiers::NONE);
+    let mut live = app();
+    let shown = live.shown.clone().expect("a frame");
+    let next = ui_data::frame_with(
+        2,
+        ui_data::snapshot(),
+        ui_data::without_findings_of(&shown.report, "restore-test"),
+    );
+    let (mut term, mut painter) = painted(&live);
+    let steps = vec![
+        // Nothing changed: nothing to draw but the header and the status line.
+        Step::Frame(ui_data::frame(1)),
+        Step::Tick(ui_data::now()),
+        key('j'),
+        key('j'),
+        key('k'),
+        Step::Frame(Arc::clone(&next)),
+        Step::Frame(ui_data::frame_with(
+            6,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&next.report, "restore-web", "web-frontend-with-a-long-name"),
+        )),
+        Step::Frame(ui_data::frame_with(
+            7,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&next.report, "restore-web", "web"),
+        )),
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
+        // The help screen over the list and back, a dialog and back.
+        key('?'),
+        special(KeyCode::Esc),
+        key('a'),
+        Step::Frame(ui_data::frame(8)),
+        special(KeyCode::Esc),
+        Step::Key(KeyCode::Char('N'), KeyModifiers::SHIFT),
+        key('/'),
+        key('w'),
+        special(KeyCode::Enter),
+        special(KeyCode::Esc),
+        Step::Resize(100, 20),
+        Step::Frame(ui_data::frame(9)),
+        Step::Resize(160, 20),
+        Step::Frame(stale_since(10, &shown, 3)),
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(24)),
+        Step::Frame(ui_data::frame(11)),
+        key('G'),
+        key('g'),
+    ];
+    for step in &steps {
+        paint_step(&mut live, &mut term, &mut painter, step);
+    }
+    // Most of those frames were drawn as changes only, not whole.
+    assert!(
+        painter.painted_changes() >= 12,
+        "only {} of {} frames drawn as changes",
+        painter.painted_changes(),
+        steps.len()
+    );
+}
+
+/// The same over a long walk of steps picked at random (a fixed seed) among frames whose rows
+/// differ, cursor moves, sorting, filtering, dialogs, help, ticks and resizes.
+#[test]
+fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time() {
+    let key = |c: char| Step::Key(KeyCode::Char(c), KeyModifiers::NONE);
+    let special = |c: KeyCode| Step::Key(c, KeyModifiers::NONE);
+    let mut live = app();
+    let shown = live.shown.clone().expect("a frame");
+    let base = ui_data::without_findings_of(&shown.report, "restore-test");
+    let frames = [
+        ui_data::frame(1),
+        ui_data::frame_with(2, ui_data::snapshot(), base.clone()),
+        ui_data::frame_with(
+            3,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&base, "restore-web", "web-frontend-with-a-long-name"),
+        ),
+        ui_data::frame_with(
+            4,
+            ui_data::snapshot(),
+            ui_data::with_app_of(&shown.report, "restore-test", "a\u{1b}[2Jvm"),
+        ),
+        stale_since(5, &shown, 3),
+    ];
+    let choices: Vec<Step> = vec![
+        key('j'),
+        key('k'),
+        key('G'),
+        key('g'),
+        Step::Key(KeyCode::Char('N'), KeyModifiers::SHIFT),
+        Step::Key(KeyCode::Char('A'), KeyModifiers::SHIFT),
+        key('/'),
+        key('w'),
+        special(KeyCode::Enter),
+        // Help, a dialog and the filter line are left as often as they are opened.
+        special(KeyCode::Esc),
+        special(KeyCode::Esc),
+        special(KeyCode::Esc),
+        key('?'),
+        key('a'),
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
+        Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(3)),
+        Step::Resize(120, 14),
+        Step::Resize(160, 20),
+    ];
+    let (mut term, mut painter) = painted(&live);
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let n = 400;
+    for _ in 0..n {
+        let r = next();
+        let step = if r % 3 == 0 {
+            let f = &frames[(r / 3) as usize % frames.len()];
+            Step::Frame(Arc::clone(f))
+        } else {
+            choices[(r / 3) as usize % choices.len()].clone()
+        };
+        paint_step(&mut live, &mut term, &mut painter, &step);
+    }
+    assert!(
+        painter.painted_changes() > n / 4,
+        "only {} of {n} frames drawn as changes",
+        painter.painted_changes()
+    );
 }

@@ -196,6 +196,7 @@ async fn draw_loop(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut pacer = crate::pipeline::pace::Pacer::for_frames();
+    let mut painter = crate::ui::Painter::new();
     let mut draw_at: Option<Instant> = None;
     let mut draws = 0u64;
     // The time spent on the newest frame so far (its `update`), while it waits to be drawn.
@@ -208,7 +209,7 @@ async fn draw_loop(
             } else {
                 {
                     let t = std::time::Instant::now();
-                    if terminal.draw(|f| view(&app, f)).is_err() {
+                    if painter.paint(&mut terminal, &app).is_err() {
                         return;
                     }
                     if let Some(updated) = new_frame.take()

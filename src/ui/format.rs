@@ -144,9 +144,14 @@ pub fn fit(s: &str, w: usize, right: bool) -> String {
 /// holds a control character or a bidi control once a frame is drawn. Text is shown escaped
 /// where it is built (`truncate`, titles, messages); this catches what a new view forgets.
 pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
+    scrub_cells(&mut buf.content);
+}
+
+/// `scrub` of some of a buffer's cells.
+pub fn scrub_cells(cells: &mut [ratatui::buffer::Cell]) {
     use crate::text::{is_bidi_control, is_terminal_control};
     let bad = |c: char| is_terminal_control(c) || is_bidi_control(c);
-    for cell in buf.content.iter_mut() {
+    for cell in cells.iter_mut() {
         // Most cells hold one printable ASCII byte (every table row is drawn a byte per cell).
         if let [b] = cell.symbol().as_bytes()
             && (0x20..0x7f).contains(b)

@@ -19,6 +19,7 @@ pub mod keys;
 pub mod list_memo;
 pub mod offer;
 pub mod orig_totals;
+pub mod paint;
 pub mod run;
 pub mod select;
 pub mod sort;
@@ -30,6 +31,7 @@ pub mod views;
 
 pub use action_worker::ActionBackend;
 pub use app::{App, UiOptions};
+pub use paint::Painter;
 pub use run::run_tui;
 pub use update::{Msg, event_to_msg, update};
 pub use views::view;

@@ -8,7 +8,6 @@ use super::app::{App, UiOptions};
 use super::context::{self, Connector, Session};
 use super::terminal_input::{self, Input};
 use super::update::{Msg, event_to_msg, update};
-use super::views::view;
 use crate::pipeline::FrameRx;
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
@@ -216,6 +215,7 @@ async fn run_loop(
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.hide_cursor()?;
     terminal.clear()?;
+    let mut painter = super::Painter::new();
     let size = terminal.size()?;
     let offset = opts.clock_offset;
     let clock = move || {
@@ -270,7 +270,7 @@ async fn run_loop(
                 draw_at = Some(pacer.when(now));
             } else {
                 {
-                    if let Err(e) = terminal.draw(|f| view(&app, f)) {
+                    if let Err(e) = painter.paint(&mut terminal, &app) {
                         if terminal_input::hung_up() {
                             ended_by = Some(EndedBySignal::HANGUP.0);
                             break;

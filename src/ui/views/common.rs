@@ -166,80 +166,117 @@ pub fn draw_table_sized(
     sel: Selection,
     sort: Option<Sort>,
 ) {
-    let (columns, rows_area) = (areas.columns, areas.rows);
-    let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
-    let screen_w = f.area().width;
-    let shown: Vec<usize> = (0..cols.len())
-        .filter(|i| screen_w >= cols[*i].min_screen)
-        .collect();
-    // A `Max` column is only as wide as its widest cell, so short values leave room for names.
-    let mut constraints: Vec<Constraint> = shown
-        .iter()
-        .map(|i| match cols[*i].width {
-            Constraint::Max(cap) => {
-                let cells = match widest {
-                    Some(w) => w.get(*i).copied().unwrap_or(0),
-                    None => rows
-                        .iter()
-                        .filter_map(|r| r.cells.get(*i))
-                        .map(|c| format::width(&c.text))
-                        .max()
-                        .unwrap_or(0),
-                };
-                let widest = cells.max(format::width(&titles[*i]));
-                Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
-            }
-            c => c,
-        })
-        .collect();
-    let sized: Vec<bool> = shown
-        .iter()
-        .map(|i| matches!(cols[*i].width, Constraint::Max(_)) && !cols[*i].keep)
-        .collect();
-    squeeze(&mut constraints, &sized, columns.width);
-    let widths: Vec<usize> = Layout::horizontal(constraints)
-        .spacing(1)
-        .split(Rect::new(0, 0, columns.width, 1))
-        .iter()
-        .map(|r| usize::from(r.width))
-        .collect();
-    // Each cell fitted to its column as borrowed spans (`fitted`): every visible cell passes
-    // here on each redraw, and a plain one then costs no allocation.
-    fn line_of<'a>(
-        n: usize,
-        cells: impl Iterator<Item = (&'a str, usize, bool, Style)>,
-    ) -> Line<'a> {
-        let mut spans = Vec::with_capacity(n * 3);
-        for (n, (text, w, right, style)) in cells.enumerate() {
+    let g = TableGeometry::of(f.area().width, areas, cols, rows, widest, sort);
+    let buf = f.buffer_mut();
+    g.draw_titles(buf, theme, cols, areas.columns);
+    let h = usize::from(areas.rows.height);
+    let vis = sel.visible(rows.len(), h);
+    let area = areas.rows.intersection(buf.area);
+    let drawn = rows.iter().enumerate().skip(vis.offset).take(h);
+    for ((n, row), y) in drawn.zip(area.top()..area.bottom()) {
+        g.draw_row(buf, theme, cols, area, y, row, n == vis.selected);
+    }
+}
+
+/// Where a table's columns go: which are shown, how wide each is, and their titles.
+pub struct TableGeometry {
+    pub shown: Vec<usize>,
+    pub widths: Vec<usize>,
+    pub titles: Vec<String>,
+}
+
+impl TableGeometry {
+    /// The columns of `cols` shown on a screen `screen_w` wide, each as wide as its widest
+    /// cell allows (a `Max` column) within the line.
+    pub fn of(
+        screen_w: u16,
+        areas: &TableAreas,
+        cols: &[Col],
+        rows: &[Row],
+        widest: Option<&[usize]>,
+        sort: Option<Sort>,
+    ) -> TableGeometry {
+        let columns = areas.columns;
+        let titles: Vec<String> = cols.iter().map(|c| c.title(sort)).collect();
+        let shown: Vec<usize> = (0..cols.len())
+            .filter(|i| screen_w >= cols[*i].min_screen)
+            .collect();
+        // A `Max` column is only as wide as its widest cell, so short values leave room for names.
+        let mut constraints: Vec<Constraint> = shown
+            .iter()
+            .map(|i| match cols[*i].width {
+                Constraint::Max(cap) => {
+                    let cells = match widest {
+                        Some(w) => w.get(*i).copied().unwrap_or(0),
+                        None => rows
+                            .iter()
+                            .filter_map(|r| r.cells.get(*i))
+                            .map(|c| format::width(&c.text))
+                            .max()
+                            .unwrap_or(0),
+                    };
+                    let widest = cells.max(format::width(&titles[*i]));
+                    Constraint::Length(cap.min(u16::try_from(widest).unwrap_or(u16::MAX)))
+                }
+                c => c,
+            })
+            .collect();
+        let sized: Vec<bool> = shown
+            .iter()
+            .map(|i| matches!(cols[*i].width, Constraint::Max(_)) && !cols[*i].keep)
+            .collect();
+        squeeze(&mut constraints, &sized, columns.width);
+        let widths: Vec<usize> = Layout::horizontal(constraints)
+            .spacing(1)
+            .split(Rect::new(0, 0, columns.width, 1))
+            .iter()
+            .map(|r| usize::from(r.width))
+            .collect();
+        TableGeometry {
+            shown,
+            widths,
+            titles,
+        }
+    }
+
+    /// The column titles, each fitted to its column, in `columns`.
+    pub fn draw_titles(
+        &self,
+        buf: &mut ratatui::buffer::Buffer,
+        theme: &Theme,
+        cols: &[Col],
+        columns: Rect,
+    ) {
+        let mut spans = Vec::with_capacity(self.shown.len() * 3);
+        for (n, (i, w)) in self.shown.iter().zip(&self.widths).enumerate() {
             if n > 0 {
                 spans.push(Span::raw(" "));
             }
-            fitted(&mut spans, text, w, right, style);
-        }
-        Line::from(spans)
-    }
-    let header = line_of(
-        shown.len(),
-        shown.iter().zip(&widths).map(|(i, w)| {
-            (
-                titles[*i].as_str(),
+            fitted(
+                &mut spans,
+                &self.titles[*i],
                 *w,
                 cols[*i].right,
                 theme.column_header(),
-            )
-        }),
-    );
-    draw_lines(f, &[header], columns);
-    let h = usize::from(rows_area.height);
-    let vis = sel.visible(rows.len(), h);
-    // Each row written straight into the buffer, cell after cell, as `render_rows` draws the
-    // line of its fitted cells (`fitted`, a space between them): no spans or lines are made
-    // for the rows of every redraw.
-    let buf = f.buffer_mut();
-    let area = rows_area.intersection(buf.area);
-    let drawn = rows.iter().enumerate().skip(vis.offset).take(h);
-    for ((n, row), y) in drawn.zip(area.top()..area.bottom()) {
-        let selected = n == vis.selected;
+            );
+        }
+        render_rows(&[Line::from(spans)], columns, buf);
+    }
+
+    /// One row written straight into the buffer at `y`, cell after cell, as `render_rows`
+    /// draws the line of its fitted cells (`fitted`, a space between them): no spans or lines
+    /// are made for the rows of every redraw.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_row(
+        &self,
+        buf: &mut ratatui::buffer::Buffer,
+        theme: &Theme,
+        cols: &[Col],
+        area: Rect,
+        y: u16,
+        row: &Row,
+        selected: bool,
+    ) {
         // The spaces between cells belong to the cursor too.
         let line_style = if selected {
             theme.selected()
@@ -247,7 +284,7 @@ pub fn draw_table_sized(
             Style::default()
         };
         let mut out = LineWriter::new(buf, area, y, line_style);
-        for (k, (i, w)) in shown.iter().zip(&widths).enumerate() {
+        for (k, (i, w)) in self.shown.iter().zip(&self.widths).enumerate() {
             if k > 0 && !out.span(" ", Style::default()) {
                 break;
             }
@@ -259,6 +296,35 @@ pub fn draw_table_sized(
             if !out.fitted(text, *w, cols[*i].right, style) {
                 break;
             }
+        }
+    }
+
+    /// What `draw_row` draws `row` from, fed to `h`: two rows fed alike are drawn alike in
+    /// the same geometry (`feed`).
+    pub fn feed_row(&self, h: &mut impl std::hash::Hasher, row: &Row, selected: bool) {
+        use std::hash::Hash;
+        selected.hash(h);
+        row.style.hash(h);
+        for i in &self.shown {
+            match row.cells.get(*i) {
+                Some(c) => {
+                    c.text.as_str().hash(h);
+                    c.style.hash(h);
+                }
+                None => 0xffu8.hash(h),
+            }
+        }
+    }
+
+    /// Everything `draw_row` and `draw_titles` read besides the rows: the shown columns,
+    /// their widths, titles and alignment.
+    pub fn feed(&self, h: &mut impl std::hash::Hasher, cols: &[Col]) {
+        use std::hash::Hash;
+        self.shown.hash(h);
+        self.widths.hash(h);
+        for i in &self.shown {
+            self.titles[*i].hash(h);
+            cols[*i].right.hash(h);
         }
     }
 }
@@ -442,7 +508,7 @@ pub fn block<'a>(
 }
 
 /// ` restores[12] </pg> `: a block's title, its count and its filter.
-fn block_title<'a>(
+pub(super) fn block_title<'a>(
     theme: &Theme,
     title: &str,
     count: Option<usize>,
@@ -466,7 +532,12 @@ fn block_title<'a>(
 /// block's first step: setting its own (empty) style on every cell of the area, a pass over
 /// the whole table that changed nothing, on every frame. Checked cell for cell against the
 /// block in the tests.
-fn draw_bordered(buf: &mut ratatui::buffer::Buffer, area: Rect, title: &Line, border: Style) {
+pub(super) fn draw_bordered(
+    buf: &mut ratatui::buffer::Buffer,
+    area: Rect,
+    title: &Line,
+    border: Style,
+) {
     use ratatui::symbols::border::PLAIN;
     use ratatui::widgets::Widget;
     let area = area.intersection(buf.area);
@@ -728,11 +799,23 @@ pub fn table_frame(
     let t = app.theme();
     let a = super::layout::table_areas(app, body);
     let title = block_title(t, title, Some(count), app.filter(), true);
-    draw_bordered(f.buffer_mut(), a.block, &title, t.border(true));
-    if let (Some(b), Some(text)) = (a.banner, table_banner(app)) {
-        f.render_widget(Paragraph::new(Span::styled(text, t.text_warning())), b);
-    }
+    draw_table_block(f.buffer_mut(), t, &a, &title, table_banner(app).as_deref());
     a
+}
+
+/// `table_frame`'s drawing: the block with its `title`, and the `banner` in its place.
+pub fn draw_table_block(
+    buf: &mut ratatui::buffer::Buffer,
+    t: &Theme,
+    a: &TableAreas,
+    title: &Line,
+    banner: Option<&str>,
+) {
+    use ratatui::widgets::Widget;
+    draw_bordered(buf, a.block, title, t.border(true));
+    if let (Some(b), Some(text)) = (a.banner, banner) {
+        Paragraph::new(Span::styled(text, t.text_warning())).render(b, buf);
+    }
 }
 
 /// The style of a table's rows: stale while the watch of the kind they rest on is not synced.

@@ -17,6 +17,7 @@ pub mod orig;
 pub mod overview;
 pub mod preflight;
 pub mod restores;
+pub mod retain;
 pub mod status;
 pub mod wrap;
 pub mod yaml;
@@ -25,6 +26,11 @@ use super::app::{App, Screen};
 use ratatui::Frame;
 
 pub fn view(app: &App, f: &mut Frame) {
+    view_retaining(app, f, &mut retain::Retain::off());
+}
+
+/// `view` into a blank buffer, remembering in `r` what the restores list drew (`retain`).
+pub fn view_retaining(app: &App, f: &mut Frame, r: &mut retain::Retain) {
     let area = f.area();
     // What `Block::default().style(base)` over the frame does, without a lookup per cell: the
     // frame's area is its whole buffer.
@@ -34,9 +40,12 @@ pub fn view(app: &App, f: &mut Frame) {
     }
     let a = layout::areas(area);
     header::draw(f, app, a.header);
+    r.forget();
     if a.body.height > 0 {
         match &app.screen {
-            Screen::Restores => restores::draw(f, app, a.body),
+            Screen::Restores => {
+                restores::draw_retaining(f, app, a.body, r, false);
+            }
             Screen::Findings => findings::draw(f, app, a.body),
             Screen::Orig => orig::draw(f, app, a.body),
             Screen::Events => events::draw(f, app, a.body),
@@ -48,6 +57,35 @@ pub fn view(app: &App, f: &mut Frame) {
         }
     }
     status::draw(f, app, a.status);
+    if app.modal.is_some() {
+        // Drawn over the rows it hides.
+        r.forget();
+    }
     dialog::draw(f, app);
     super::format::scrub(f.buffer_mut());
+}
+
+/// Over the buffer that shows the screen `r` remembers, redraws only what changed on it: the
+/// header, the status line, and the restores list's frame and changed rows (`retain`). False,
+/// with nothing drawn, when the screen is not one this can tell (then it is drawn whole).
+pub fn view_changes(app: &App, f: &mut Frame, r: &mut retain::Retain) -> bool {
+    if app.modal.is_some() || app.screen != Screen::Restores {
+        return false;
+    }
+    let a = layout::areas(f.area());
+    if a.body.height == 0 {
+        return false;
+    }
+    r.begin(app.theme().base());
+    // First: it may refuse, and nothing may be drawn before it does.
+    if !restores::draw_retaining(f, app, a.body, r, true) {
+        return false;
+    }
+    for y in (a.header.top()..a.header.bottom()).chain(a.status.top()..a.status.bottom()) {
+        r.take_row(f.buffer_mut(), y);
+    }
+    header::draw(f, app, a.header);
+    status::draw(f, app, a.status);
+    r.scrub_taken(f.buffer_mut());
+    true
 }

@@ -5,7 +5,9 @@ use super::super::format;
 use super::super::keys::ScreenKind;
 use super::super::select;
 use super::super::sort::SortCol;
-use super::common::{self, Cell, Col, Row, step_glyph};
+use super::common::{self, Cell, Col, Row, TableGeometry, step_glyph};
+use super::layout;
+use super::retain::{Retain, TableParts};
 use crate::analysis::{Finding, RestoreView, Severity};
 use crate::ui::list_memo::{BuiltRow, Source};
 use ratatui::Frame;
@@ -164,32 +166,59 @@ fn clock_cells(app: &App, r: &RestoreView, row: &mut Row) {
 }
 
 pub fn draw(f: &mut Frame, app: &App, body: Rect) {
+    draw_retaining(f, app, body, &mut Retain::off(), false);
+}
+
+/// `draw`, remembering what it drew in `r`; with `changes_only`, drawing only what changed
+/// since (`Retain`), or nothing and false when that cannot be told.
+pub fn draw_retaining(
+    f: &mut Frame,
+    app: &App,
+    body: Rect,
+    r: &mut Retain,
+    changes_only: bool,
+) -> bool {
     let t = app.theme();
     let Some(frame) = &app.shown else {
+        if changes_only {
+            return false;
+        }
+        r.forget();
         let a = common::table_frame(f, app, body, "restores", 0);
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
-        return;
+        return true;
     };
     let order = select::restore_order(app, frame);
-    let a = common::table_frame(f, app, body, "restores", order.len());
     if order.is_empty() {
+        if changes_only {
+            return false;
+        }
+        r.forget();
+        let a = common::table_frame(f, app, body, "restores", order.len());
         common::draw_empty(f, t, a.rows, common::empty_reason(app, "restores"));
-        return;
+        return true;
     }
-    let restore = |i: usize| frame.report.restores.get(i).map(|r| &**r);
-    let draw = |f: &mut Frame, rows: &[Row], widest: Option<&[usize]>| {
+    let a = layout::table_areas(app, body);
+    let title = common::block_title(t, "restores", Some(order.len()), app.filter(), true);
+    let banner = common::table_banner(app);
+    let screen = f.area();
+    let sel = app.list_selection(ScreenKind::Restores);
+    let sort = app.sort(ScreenKind::Restores);
+    let mut draw = |f: &mut Frame, rows: &[Row], widest: Option<&[usize]>| {
         let cols = common::stale_column_if_needed(COLS, rows);
-        common::draw_table_sized(
-            f,
-            t,
-            &a,
+        let geometry = TableGeometry::of(screen.width, &a, cols, rows, widest, sort);
+        let parts = TableParts {
+            theme: t,
+            screen,
+            areas: &a,
+            title: &title,
+            banner: banner.as_deref(),
             cols,
-            rows,
-            widest,
-            app.list_selection(ScreenKind::Restores),
-            app.sort(ScreenKind::Restores),
-        );
+            geometry: &geometry,
+        };
+        parts.draw(f.buffer_mut(), rows, sel, r, changes_only)
     };
+    let restore = |i: usize| frame.report.restores.get(i).map(|r| &**r);
     let stale_kind = frame.snapshot.is_stale(crate::model::Kind::RestoreJob);
     // A row is rebuilt only when its restore, its findings or its staleness changed.
     let make = |i: usize, r: &std::sync::Arc<crate::analysis::RestoreView>| {
@@ -197,9 +226,7 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
     };
     // The rows `draw_table` draws: only their clock cells are read.
     let height = usize::from(a.rows.height);
-    let vis = app
-        .list_selection(ScreenKind::Restores)
-        .visible(order.len(), height);
+    let vis = sel.visible(order.len(), height);
     let visible = vis.offset..vis.offset.saturating_add(height);
     let refresh = |i: usize, row: &mut Row| {
         if let Some(r) = restore(i) {
@@ -210,25 +237,24 @@ pub fn draw(f: &mut Frame, app: &App, body: Rect) {
         app.now,
         select::stale_since(&frame.snapshot, select::RESTORE_KINDS),
     );
-    if app
-        .list_memo
-        .with_rows(
-            frame,
-            &order,
-            visible,
-            clock,
-            stale_kind,
-            make,
-            refresh,
-            |rows, widest| draw(f, rows, Some(widest)),
-        )
-        .is_none()
-    {
-        let rows: Vec<Row> = order
-            .iter()
-            .filter_map(|&i| restore(i))
-            .map(|r| row(app, r))
-            .collect();
-        draw(f, &rows, None);
+    match app.list_memo.with_rows(
+        frame,
+        &order,
+        visible,
+        clock,
+        stale_kind,
+        make,
+        refresh,
+        |rows, widest| draw(f, rows, Some(widest)),
+    ) {
+        Some(drawn) => drawn,
+        None => {
+            let rows: Vec<Row> = order
+                .iter()
+                .filter_map(|&i| restore(i))
+                .map(|r| row(app, r))
+                .collect();
+            draw(f, &rows, None)
+        }
     }
 }
