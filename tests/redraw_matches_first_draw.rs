@@ -13,7 +13,7 @@ use restorewatch::model::Kind;
 use restorewatch::pipeline::frame::Frame;
 use restorewatch::ui::app::Screen;
 use restorewatch::ui::theme::Theme;
-use restorewatch::ui::{App, Msg, Painter, UiOptions, update};
+use restorewatch::ui::{App, Msg, Painter, UiOptions, update, view};
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -174,32 +174,40 @@ fn the_frame_before_is_let_go_once_the_next_is_drawn() {
     assert!((2..=6).contains(&held), "{held} of 20 frames held");
 }
 
-/// A terminal of `app`'s size and a painter that has drawn `app` on it once.
-fn painted(app: &App) -> (ratatui::Terminal<ratatui::backend::TestBackend>, Painter) {
+type TestTerminal = ratatui::Terminal<ratatui::backend::TestBackend>;
+
+/// Two terminals of `app`'s size that have shown `app` once: one drawn by the painter, one by
+/// ratatui's own `Terminal::draw` of the whole screen.
+fn painted(app: &App) -> (TestTerminal, Painter, TestTerminal) {
     let (w, h) = app.size;
-    let mut term =
-        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
+    let new = || TestTerminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
+    let (mut term, mut whole) = (new(), new());
     let mut painter = Painter::new();
     painter.paint(&mut term, app).expect("first paint");
-    (term, painter)
+    whole.draw(|f| view(app, f)).expect("first draw");
+    (term, painter, whole)
 }
 
-/// `step` applied to the app and, for a resize, to the terminal, then painted: what the
-/// terminal shows is what a whole draw of the app shows.
+/// `step` applied to the app and, for a resize, to both terminals; then the app is painted on
+/// one and drawn whole by ratatui on the other. Each terminal has only seen what it was sent
+/// (a `TestBackend` keeps every cell it is not sent), so the two agree cell for cell only if the
+/// painter sent every cell that changed on the screen. (What the whole draw shows is the
+/// screen a new dashboard draws: the first test.)
 fn paint_step(
     live: &mut App,
-    term: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
-    painter: &mut Painter,
+    (term, painter, whole): &mut (TestTerminal, Painter, TestTerminal),
     step: &Step,
 ) {
     apply(live, step);
     if let Step::Resize(w, h) = step {
         term.backend_mut().resize(*w, *h);
+        whole.backend_mut().resize(*w, *h);
     }
     painter.paint(term, live).expect("paint");
+    whole.draw(|f| view(live, f)).expect("draw");
     assert_eq!(
         term.backend().buffer(),
-        &draw(live),
+        whole.backend().buffer(),
         "the terminal after {step:?}"
     );
 }
@@ -218,7 +226,7 @@ fn the_terminal_painted_with_changes_only_shows_the_whole_screen() {
         ui_data::snapshot(),
         ui_data::without_findings_of(&shown.report, "restore-test"),
     );
-    let (mut term, mut painter) = painted(&live);
+    let mut t = painted(&live);
     let steps = vec![
         // Nothing changed: nothing to draw but the header and the status line.
         Step::Frame(ui_data::frame(1)),
@@ -259,13 +267,13 @@ fn the_terminal_painted_with_changes_only_shows_the_whole_screen() {
         key('g'),
     ];
     for step in &steps {
-        paint_step(&mut live, &mut term, &mut painter, step);
+        paint_step(&mut live, &mut t, step);
     }
     // Most of those frames were drawn as changes only, not whole.
     assert!(
-        painter.painted_changes() >= 12,
+        t.1.painted_changes() >= 12,
         "only {} of {} frames drawn as changes",
-        painter.painted_changes(),
+        t.1.painted_changes(),
         steps.len()
     );
 }
@@ -292,6 +300,16 @@ fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time
             ui_data::snapshot(),
             ui_data::with_app_of(&shown.report, "restore-test", "a\u{1b}[2Jvm"),
         ),
+        // Two cells a character, and a cut that falls inside one.
+        ui_data::frame_with(
+            6,
+            ui_data::snapshot(),
+            ui_data::with_app_of(
+                &shown.report,
+                "restore-web",
+                "データベース-web-フロントエンド-本番",
+            ),
+        ),
         stale_since(5, &shown, 3),
     ];
     let choices: Vec<Step> = vec![
@@ -315,7 +333,7 @@ fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time
         Step::Resize(120, 14),
         Step::Resize(160, 20),
     ];
-    let (mut term, mut painter) = painted(&live);
+    let mut t = painted(&live);
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = || {
         seed ^= seed << 13;
@@ -332,11 +350,11 @@ fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time
         } else {
             choices[(r / 3) as usize % choices.len()].clone()
         };
-        paint_step(&mut live, &mut term, &mut painter, &step);
+        paint_step(&mut live, &mut t, &step);
     }
     assert!(
-        painter.painted_changes() > n / 4,
+        t.1.painted_changes() > n / 4,
         "only {} of {n} frames drawn as changes",
-        painter.painted_changes()
+        t.1.painted_changes()
     );
 }
