@@ -332,6 +332,13 @@ fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time
         Step::Tick(ui_data::now() + jiff::SignedDuration::from_hours(3)),
         Step::Resize(120, 14),
         Step::Resize(160, 20),
+        Step::Resize(160, 20),
+        Step::Resize(160, 20),
+        // Tiny: the table's frame rows fall on the status line, or there is no body at all.
+        Step::Resize(30, 5),
+        Step::Resize(20, 3),
+        Step::Resize(10, 2),
+        Step::Resize(1, 1),
     ];
     let mut t = painted(&live);
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -357,4 +364,33 @@ fn a_long_random_walk_painted_with_changes_only_shows_the_whole_screen_each_time
         "only {} of {n} frames drawn as changes",
         t.1.painted_changes()
     );
+}
+
+/// The screen written by someone else (a paint that failed half-way leaves it so too): once
+/// told, the painter clears it and draws it whole, rather than drawing changes over cells it no
+/// longer knows.
+#[test]
+fn a_screen_written_by_someone_else_is_cleared_and_drawn_whole_once_the_painter_is_told() {
+    let mut live = app();
+    let (mut term, mut painter, _) = painted(&live);
+    update(
+        &mut live,
+        Msg::Tick(ui_data::now() + jiff::SignedDuration::from_secs(61)),
+    );
+    painter.paint(&mut term, &live).expect("paint");
+    let drawn_as_changes = painter.painted_changes();
+    assert!(drawn_as_changes >= 1, "the tick was not drawn as changes");
+    // Someone else writes over the rows.
+    let junk = ratatui::buffer::Cell::new("#");
+    let cells: Vec<(u16, u16, &ratatui::buffer::Cell)> =
+        (0..live.size.1).map(|y| (5, y, &junk)).collect();
+    ratatui::backend::Backend::draw(term.backend_mut(), cells.into_iter()).expect("junk");
+    painter.forget();
+    painter.paint(&mut term, &live).expect("paint");
+    assert_eq!(
+        painter.painted_changes(),
+        drawn_as_changes,
+        "drawn as changes"
+    );
+    assert_eq!(term.backend().buffer(), &draw(&live));
 }

@@ -18,6 +18,9 @@ pub struct Painter {
     on_screen: Option<Rect>,
     /// Frames drawn as changes only, not whole.
     changes: u64,
+    /// Neither of ratatui's buffers is known to hold what the screen shows (a paint failed
+    /// half-way, or the screen was written by someone else): the next paint clears it first.
+    unknown: bool,
 }
 
 impl Default for Painter {
@@ -32,6 +35,7 @@ impl Painter {
             retain: Retain::new(),
             on_screen: None,
             changes: 0,
+            unknown: false,
         }
     }
 
@@ -47,6 +51,12 @@ impl Painter {
         app: &App,
     ) -> Result<(), B::Error> {
         terminal.autoresize()?;
+        if self.unknown {
+            // Blank, and so is the buffer the next whole paint is diffed against.
+            terminal.clear()?;
+            self.on_screen = None;
+            self.unknown = false;
+        }
         let area = terminal.get_frame().area();
         if self.on_screen == Some(area) && self.paint_changes(terminal, app)? {
             return Ok(());
@@ -54,9 +64,10 @@ impl Painter {
         self.paint_whole(terminal, app, area)
     }
 
-    /// The screen was cleared or drawn by someone else: the next frame is drawn whole.
+    /// The screen was written by someone else: the next frame clears it and draws it whole.
     pub fn forget(&mut self) {
         self.on_screen = None;
+        self.unknown = true;
         self.retain.forget();
     }
 
@@ -76,12 +87,14 @@ impl Painter {
         let changes = views::retain::changed_cells(terminal.current_buffer_mut(), saved);
         // Until it is on the screen, the buffer is not what the screen shows.
         self.on_screen = None;
+        self.unknown = true;
         terminal
             .backend_mut()
             .draw(changes.iter().map(|(x, y, c)| (*x, *y, c)))?;
         terminal.hide_cursor()?;
         terminal.backend_mut().flush()?;
         self.on_screen = Some(terminal.get_frame().area());
+        self.unknown = false;
         self.changes += 1;
         Ok(true)
     }
@@ -101,6 +114,7 @@ impl Painter {
             terminal.current_buffer_mut().reset();
         }
         self.on_screen = None;
+        self.unknown = true;
         {
             let mut f = terminal.get_frame();
             views::view_retaining(app, &mut f, &mut self.retain);
@@ -109,6 +123,7 @@ impl Painter {
         terminal.hide_cursor()?;
         terminal.backend_mut().flush()?;
         self.on_screen = Some(area);
+        self.unknown = false;
         Ok(())
     }
 }

@@ -316,14 +316,13 @@ impl TableGeometry {
         }
     }
 
-    /// Everything `draw_row` and `draw_titles` read besides the rows: the shown columns,
-    /// their widths, titles and alignment.
+    /// Everything `draw_row` reads besides the row: the shown columns, their widths and
+    /// alignment.
     pub fn feed(&self, h: &mut impl std::hash::Hasher, cols: &[Col]) {
         use std::hash::Hash;
         self.shown.hash(h);
         self.widths.hash(h);
         for i in &self.shown {
-            self.titles[*i].hash(h);
             cols[*i].right.hash(h);
         }
     }

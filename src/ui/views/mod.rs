@@ -69,7 +69,7 @@ pub fn view_retaining(app: &App, f: &mut Frame, r: &mut retain::Retain) {
 /// header, the status line, and the restores list's frame and changed rows (`retain`). False,
 /// with nothing drawn, when the screen is not one this can tell (then it is drawn whole).
 pub fn view_changes(app: &App, f: &mut Frame, r: &mut retain::Retain) -> bool {
-    if app.modal.is_some() || app.screen != Screen::Restores {
+    if app.modal.is_some() || app.screen != Screen::Restores || !r.remembers() {
         return false;
     }
     let a = layout::areas(f.area());

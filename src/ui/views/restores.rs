@@ -165,12 +165,8 @@ fn clock_cells(app: &App, r: &RestoreView, row: &mut Row) {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, body: Rect) {
-    draw_retaining(f, app, body, &mut Retain::off(), false);
-}
-
-/// `draw`, remembering what it drew in `r`; with `changes_only`, drawing only what changed
-/// since (`Retain`), or nothing and false when that cannot be told.
+/// Draws the list into `body`, remembering what it drew in `r`; with `changes_only`, drawing
+/// only what changed since (`Retain`), or nothing and false when that cannot be told.
 pub fn draw_retaining(
     f: &mut Frame,
     app: &App,

@@ -3,8 +3,8 @@
 //! text, style or place changed. Every other row is left as the terminal shows it.
 //!
 //! A frame is redrawn whole (and ratatui diffs all of it) on every other screen, under a dialog,
-//! and whenever anything around the rows differs: the size, the layout, the title or banner,
-//! the shown columns, their widths or titles, the theme. Each new frame otherwise went through
+//! and whenever anything the kept rows are drawn from besides their own cells differs: the
+//! size, the layout, the shown columns, their widths and alignment, the theme's styles. Each new frame otherwise went through
 //! every cell of the screen twice (drawn into a blank buffer, then compared with the last one),
 //! about a fifth of the dashboard's work for a write that changed nothing visible or one row
 //! (perf, issue 28). `ui::paint` decides which of the two a frame gets and diffs the rows
@@ -71,6 +71,11 @@ impl Retain {
         self.drawn = None;
     }
 
+    /// Whether a table is remembered: without one a frame cannot be drawn as changes.
+    pub fn remembers(&self) -> bool {
+        self.drawn.is_some()
+    }
+
     /// A frame of changes begins: rows taken are reset to `base`, as a whole redraw starts.
     pub fn begin(&mut self, base: Style) {
         self.saved.clear();
@@ -86,7 +91,7 @@ impl Retain {
     /// whole redraw starts from (blank, in the base style). Once a frame.
     pub fn take_row(&mut self, buf: &mut Buffer, y: u16) {
         let area = buf.area;
-        if y < area.top() || y >= area.bottom() || self.saved.iter().any(|(s, _)| *s == y) {
+        if !(area.top()..area.bottom()).contains(&y) || self.saved.iter().any(|(s, _)| *s == y) {
             return;
         }
         let from = usize::from(y - area.top()) * usize::from(area.width);
@@ -104,7 +109,10 @@ impl Retain {
     pub fn scrub_taken(&self, buf: &mut Buffer) {
         let (top, w) = (buf.area.top(), usize::from(buf.area.width));
         for (y, _) in &self.saved {
-            let from = usize::from(y - top) * w;
+            let Some(dy) = y.checked_sub(top) else {
+                continue;
+            };
+            let from = usize::from(dy) * w;
             if let Some(cells) = buf.content.get_mut(from..from + w) {
                 super::super::format::scrub_cells(cells);
             }
@@ -136,12 +144,8 @@ impl TableParts<'_> {
             self.screen.hash(h);
             let a = self.areas;
             (a.block, a.banner, a.columns, a.rows, a.extra).hash(h);
-            for s in &self.title.spans {
-                s.content.hash(h);
-                s.style.hash(h);
-            }
-            (self.title.style, self.title.alignment).hash(h);
-            self.banner.hash(h);
+            // Not the title, the banner's text or the column titles: their rows are drawn
+            // again on every frame.
             self.geometry.feed(h, self.cols);
             let t = self.theme;
             (
@@ -260,7 +264,10 @@ pub fn changed_cells(buf: &Buffer, saved: Vec<(u16, Vec<Cell>)>) -> Vec<(u16, u1
     let mut out = Vec::new();
     for (y, before) in saved {
         let row = Rect::new(area.x, y, area.width, 1);
-        let from = usize::from(y - area.top()) * w;
+        let Some(dy) = y.checked_sub(area.top()) else {
+            continue;
+        };
+        let from = usize::from(dy) * w;
         let Some(now) = buf.content.get(from..from + w) else {
             continue;
         };
